@@ -1,0 +1,43 @@
+# Two-command set-up: `make demo` and `make test` (both create .venv when missing).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+BACKENDS := numpy autograd pytorch
+PYTEST_ARGS ?=
+
+export FLWR_TELEMETRY_ENABLED := 0
+export FLWR_DISABLE_UPDATE_CHECK := 1
+export MPLBACKEND := Agg
+
+.PHONY: venv demo test test-numpy bench docs clean
+
+venv: $(STAMP)
+
+# torch==2.13.0 first: the exact pin takes the CPU wheel; anything looser pulls CUDA.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[pytorch,test,docs]"
+	touch $@
+
+demo: $(STAMP)
+	$(BIN)/geomstats-dp demo --output demo_output
+
+# The whole suite once per geomstats backend. Tests marked backend_independent run on
+# numpy only (conftest.py); slow statistical and audit tests run on every backend.
+test: $(STAMP)
+	@set -e; for backend in $(BACKENDS); do \
+		echo "=== GEOMSTATS_BACKEND=$$backend ==="; \
+		GEOMSTATS_BACKEND=$$backend $(BIN)/python -m pytest -n 2 -q $(PYTEST_ARGS); \
+	done
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
+clean:
+	rm -rf $(VENV) site demo_output .pytest_cache

@@ -1,0 +1,120 @@
+"""The boundary between geomstats' backends and the numpy code that draws noise.
+
+Noise is drawn from a numpy ``Generator`` (so that ``random_state`` means the same thing on
+every backend) and computed in float64 numpy/scipy (some samplers need LAPACK routines that
+geomstats' backends do not expose); it crosses into the active backend here, and only here.
+"""
+
+import os
+
+import geomstats.backend as gs
+import numpy as np
+from scipy import special
+
+
+def to_numpy(x):
+    """Return a float64 numpy copy of a backend array (torch tensors included)."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.array(x, dtype=np.float64)
+
+
+def to_backend(x):
+    """Return a numpy array as an array of the active geomstats backend (float64)."""
+    return gs.from_numpy(np.ascontiguousarray(x, dtype=np.float64))
+
+
+class SecureGenerator:
+    """The subset of ``numpy.random.Generator`` the library uses, fed by ``os.urandom``.
+
+    Uniforms carry 53 random bits; other laws are obtained by inverse transform, so every
+    draw consumes operating-system entropy and nothing can be replayed from a seed.
+    """
+
+    def random(self, size=None):
+        """Uniform on [0, 1) with 53 random bits."""
+        count = int(np.prod(size)) if size is not None else 1
+        words = np.frombuffer(os.urandom(8 * count), dtype=np.uint64) >> np.uint64(11)
+        values = words.astype(np.float64) * 2.0**-53
+        return values.reshape(size) if size is not None else float(values[0])
+
+    def _open_uniform(self, size):
+        """Uniform on (0, 1): inverse transforms need both ends excluded."""
+        return (np.asarray(self.random(size)) * (2.0**53 - 1) + 0.5) * 2.0**-53
+
+    def standard_normal(self, size=None):
+        """Standard normal draws."""
+        return special.ndtri(self._open_uniform(size))
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        """Normal draws."""
+        return loc + scale * self.standard_normal(size)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        """Uniform draws on [low, high)."""
+        return low + (high - low) * self.random(size)
+
+    def exponential(self, scale=1.0, size=None):
+        """Exponential draws."""
+        return -scale * np.log(self._open_uniform(size))
+
+    def gamma(self, shape, scale=1.0, size=None):
+        """Gamma draws."""
+        return scale * special.gammaincinv(shape, self._open_uniform(size))
+
+    def beta(self, a, b, size=None):
+        """Beta draws."""
+        return special.betaincinv(a, b, self._open_uniform(size))
+
+    def integers(self, low, high=None, size=None):
+        """Integers uniform on [low, high) (rejection-free for ranges below 2**53)."""
+        if high is None:
+            low, high = 0, low
+        return (low + np.floor(self.random(size) * (high - low))).astype(np.int64)
+
+    def permutation(self, n):
+        """A uniformly random permutation of range(n)."""
+        return np.argsort(self.random(n), kind="stable")
+
+    def choice(self, n, size=None, replace=True):
+        """Indices drawn from range(n), with or without replacement."""
+        if replace:
+            return self.integers(0, n, size)
+        count = int(np.prod(size)) if size is not None else 1
+        picked = self.permutation(n)[:count]
+        return picked.reshape(size) if size is not None else int(picked[0])
+
+
+def get_rng(random_state=None, secure=False):
+    """Return the random generator for ``random_state``.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.Generator or SecureGenerator
+        None draws fresh entropy; an int seeds a new PCG64 generator; a generator is used
+        as it is (and advanced).
+    secure : bool
+        Draw every number from the operating system's entropy (``os.urandom``) instead of
+        a pseudo-random generator; ``random_state`` must then be None.
+
+    Returns
+    -------
+    rng : numpy.random.Generator or SecureGenerator
+    """
+    if secure:
+        if random_state is not None and not isinstance(random_state, SecureGenerator):
+            raise ValueError(
+                "secure=True draws from the operating system's entropy; "
+                f"random_state must be None, got {random_state!r}"
+            )
+        return SecureGenerator()
+    if isinstance(random_state, (np.random.Generator, SecureGenerator)):
+        return random_state
+    if random_state is None or isinstance(random_state, (int, np.integer)):
+        if isinstance(random_state, (int, np.integer)) and random_state < 0:
+            raise ValueError(f"random_state must be non-negative, got {random_state}")
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        "random_state must be None, an int or a numpy.random.Generator, "
+        f"got {type(random_state).__name__}"
+    )

@@ -1,0 +1,45 @@
+"""Argument checks shared by the whole package; each error names the argument."""
+
+import math
+import numbers
+
+import numpy as np
+
+
+def check_positive_finite(value, name):
+    """Return ``value`` as a float after checking that it is finite and > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {value}")
+    return value
+
+
+def check_probability(value, name, allow_zero=False):
+    """Return ``value`` as a float after checking it lies in (0, 1) ([0, 1) if allowed)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    low_ok = value >= 0 if allow_zero else value > 0
+    if not (low_ok and value < 1):
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        raise ValueError(f"{name} must lie in {interval}, got {value}")
+    return value
+
+
+def check_positive_int(value, name, minimum=1):
+    """Return ``value`` as an int after checking it is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_finite_array(array, name):
+    """Raise ValueError naming the first index of ``array`` holding NaN or inf."""
+    bad = ~np.isfinite(array)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} holds a non-finite value at index {index}")

@@ -1,0 +1,120 @@
+"""Interfaces of the standard tangent samplers behind ``TangentGaussian``.
+
+A sampler draws N_w(0, I) (identity covariance in the *unscaled* metric at w) at a batch
+of base points. Arrays are float64 numpy: ``base_points`` has shape ``[k, *space.shape]``
+and a draw has shape ``[n_samples, k, *space.shape]``.
+"""
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class TangentSampler(ABC):
+    """Draws standard tangent Gaussians N_w(0, I) at base points.
+
+    Parameters
+    ----------
+    space : Manifold
+        The geomstats space.
+    metric : RiemannianMetric
+        The metric the noise is standard in (``ScalarProductMetric`` already unwrapped).
+    """
+
+    def __init__(self, space, metric):
+        self.space = space
+        self.metric = metric
+
+    @abstractmethod
+    def sample(self, base_points, n_samples, rng):
+        """Draw ``n_samples`` standard tangent Gaussians at each base point.
+
+        Parameters
+        ----------
+        base_points : array-like, shape=[k, *space.shape]
+        n_samples : int
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        tangent_vecs : array-like, shape=[n_samples, k, *space.shape]
+        """
+
+
+class IsometricTransport(TangentSampler):
+    """A closed-form linear isometry from T_ref to T_w, and its inverse.
+
+    Subclasses give the reference point's orthonormal coordinates (``from_coordinates``)
+    and the transport; sampling, the explicit basis and the inverse follow from them.
+    """
+
+    @classmethod
+    def supports(cls, space):
+        """Whether the transport applies to ``space`` (all spaces of its metric class)."""
+        return True
+
+    @property
+    def dim(self):
+        """Intrinsic dimension d of the space."""
+        return int(self.space.dim)
+
+    @abstractmethod
+    def from_coordinates(self, coefficients):
+        """Map coordinates in an orthonormal basis of T_ref to tangent vectors at ref.
+
+        Parameters
+        ----------
+        coefficients : array-like, shape=[..., d]
+
+        Returns
+        -------
+        tangent_vecs : array-like, shape=[..., *space.shape]
+        """
+
+    @abstractmethod
+    def transport(self, base_points, tangent_vecs):
+        """Move tangent vectors at the reference point to the base points, isometrically.
+
+        Parameters
+        ----------
+        base_points : array-like, shape=[k, *space.shape]
+        tangent_vecs : array-like, shape=[n, k, *space.shape]
+            Tangent at the reference point; ``tangent_vecs[:, j]`` goes to ``base_points[j]``.
+
+        Returns
+        -------
+        tangent_vecs : array-like, shape=[n, k, *space.shape]
+        """
+
+    @abstractmethod
+    def transport_back(self, base_points, tangent_vecs):
+        """Inverse of ``transport``: tangent vectors at the base points back to ref."""
+
+    @abstractmethod
+    def to_coordinates(self, tangent_vecs):
+        """Inverse of ``from_coordinates``: tangent vectors at ref to coordinates [..., d]."""
+
+    def reference_basis(self):
+        """Orthonormal basis of T_ref, shape=[d, *space.shape]."""
+        return self.from_coordinates(np.eye(self.dim))
+
+    def sample(self, base_points, n_samples, rng):
+        """Draw at the reference point, then transport (exact: the map is an isometry)."""
+        n_points = base_points.shape[0]
+        coefficients = rng.standard_normal((n_samples, n_points, self.dim))
+        return self.transport(base_points, self.from_coordinates(coefficients))
+
+    def vector_transport(self, tangent_vecs, base_points, end_points):
+        """Isometric vector transport T_x -> T_y through the reference point.
+
+        Parameters
+        ----------
+        tangent_vecs, base_points, end_points : array-like, shape=[k, *space.shape]
+
+        Returns
+        -------
+        tangent_vecs : array-like, shape=[k, *space.shape]
+            Tangent at ``end_points``, with the same metric norms and inner products.
+        """
+        at_reference = self.transport_back(base_points, tangent_vecs[None])
+        return self.transport(end_points, at_reference)[0]

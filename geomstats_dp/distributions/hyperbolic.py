@@ -1,0 +1,49 @@
+"""Hyperbolic space: the Lorentz hyperboloid and the Poincare ball. Both O(d).
+
+Hyperboloid: reference e1, tangent space {u : u_0 = 0} where the Minkowski metric is
+Euclidean; the parallel transport from e1 is u = a + (w_tail . a_tail) / (1 + w_0) (e1 + w).
+
+Poincare ball: geomstats' metric is 4 <u, v> / (1 - |w|^2)^2, so the reference draw at the
+origin is a / 2 and the conformal map u -> (1 - |w|^2) u carries T_0 isometrically to T_w.
+"""
+
+import numpy as np
+from geomstats.geometry.hyperboloid import HyperboloidMetric
+from geomstats.geometry.poincare_ball import PoincareBallMetric
+
+from geomstats_dp.distributions.base import IsometricTransport
+from geomstats_dp.distributions.registry import register_transport
+from geomstats_dp.distributions.sphere import PoleTransport
+
+
+@register_transport(HyperboloidMetric)
+class HyperboloidTransport(PoleTransport):
+    """Parallel transport from e1 on the hyperboloid (w_0 >= 1, so the pole is always +e1)."""
+
+    curvature_sign = -1.0
+
+
+@register_transport(PoincareBallMetric)
+class PoincareBallTransport(IsometricTransport):
+    """Poincare ball: reference origin, where the metric is 4 <u, v>."""
+
+    def from_coordinates(self, coefficients):
+        """Coordinates [..., d] -> a / 2 at the origin."""
+        return coefficients / 2
+
+    def to_coordinates(self, tangent_vecs):
+        """u [..., d] at the origin -> 2 u."""
+        return 2 * tangent_vecs
+
+    @staticmethod
+    def _conformal_factor(base_points):
+        """1 - |w|^2 per base point, shape=[k, 1]."""
+        return 1.0 - np.sum(base_points**2, axis=-1, keepdims=True)
+
+    def transport(self, base_points, tangent_vecs):
+        """u -> (1 - |w|^2) u."""
+        return tangent_vecs * self._conformal_factor(base_points)
+
+    def transport_back(self, base_points, tangent_vecs):
+        """u -> u / (1 - |w|^2)."""
+        return tangent_vecs / self._conformal_factor(base_points)

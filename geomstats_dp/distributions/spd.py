@@ -1,0 +1,144 @@
+"""SPD matrices: closed-form transports from the identity for geomstats' SPD metrics.
+
+At the reference point I every metric below is a multiple of tr(UV), so an orthonormal
+basis of T_I Sym(m) is (a multiple of) C * A: the upper triangle of A holds the
+coordinates and C has 1 on the diagonal and 1/sqrt(2) off it. With W = P diag(lam) P^T,
+each transport I -> W acts in the eigenbasis of W as a Hadamard product,
+
+    U -> P [K * (P^T U P)] P^T,
+
+with a kernel K(lam) of the metric; the inverse divides by K. One ``eigh`` per base point.
+"""
+
+from abc import abstractmethod
+
+import numpy as np
+from geomstats.geometry.spd_matrices import (
+    SPDAffineMetric,
+    SPDBuresWassersteinMetric,
+    SPDEuclideanMetric,
+    SPDLogEuclideanMetric,
+)
+from scipy import special
+
+from geomstats_dp.distributions.base import IsometricTransport
+from geomstats_dp.distributions.euclidean import EuclideanTransport
+from geomstats_dp.distributions.registry import register_transport
+
+
+def _symmetrize(mats):
+    """(X + X^T) / 2 over the last two axes: removes the rounding asymmetry of products."""
+    return (mats + np.swapaxes(mats, -1, -2)) / 2
+
+
+class _SymmetricCoordinates(IsometricTransport):
+    """Orthonormal coordinates of Sym(m) for the metric ``tr(UV) / reference_scale**2``.
+
+    Coordinate i of ``np.triu_indices(m)`` is entry (r, s) of A; the tangent vector is
+    ``reference_scale * C * A``.
+    """
+
+    reference_scale = 1.0
+
+    @property
+    def _triu(self):
+        """Row and column indices of the upper triangle (diagonal included)."""
+        return np.triu_indices(self.space.n)
+
+    def _entry_scales(self):
+        """C * reference_scale on the upper triangle, shape=[d]."""
+        rows, cols = self._triu
+        return self.reference_scale * np.where(rows == cols, 1.0, np.sqrt(0.5))
+
+    def from_coordinates(self, coefficients):
+        """Coordinates [..., m(m+1)/2] -> symmetric matrices [..., m, m] at I."""
+        size = self.space.n
+        rows, cols = self._triu
+        mats = np.zeros(coefficients.shape[:-1] + (size, size))
+        values = coefficients * self._entry_scales()
+        mats[..., rows, cols] = values
+        mats[..., cols, rows] = values
+        return mats
+
+    def to_coordinates(self, tangent_vecs):
+        """Symmetric matrices [..., m, m] at I -> coordinates [..., m(m+1)/2]."""
+        rows, cols = self._triu
+        return tangent_vecs[..., rows, cols] / self._entry_scales()
+
+
+class _EigenbasisTransport(_SymmetricCoordinates):
+    """Transport I -> W as a Hadamard product with ``kernel(lam)`` in W's eigenbasis."""
+
+    @abstractmethod
+    def kernel(self, eigvals):
+        """Hadamard factor K, shape=[k, m, m], from the eigenvalues [k, m] of W."""
+
+    def _apply(self, base_points, tangent_vecs, inverse):
+        eigvals, eigvecs = np.linalg.eigh(base_points)
+        factor = self.kernel(eigvals)
+        if inverse:
+            factor = 1.0 / factor
+        rotated = np.swapaxes(eigvecs, -1, -2) @ tangent_vecs @ eigvecs
+        return _symmetrize(eigvecs @ (factor * rotated) @ np.swapaxes(eigvecs, -1, -2))
+
+    def transport(self, base_points, tangent_vecs):
+        """U -> P [K * (P^T U P)] P^T, for U [n, k, m, m] at I and W [k, m, m]."""
+        return self._apply(base_points, tangent_vecs, inverse=False)
+
+    def transport_back(self, base_points, tangent_vecs):
+        """X -> P [(P^T X P) / K] P^T: tangent vectors at W back to I."""
+        return self._apply(base_points, tangent_vecs, inverse=True)
+
+
+@register_transport(SPDAffineMetric)
+class SPDAffineTransport(_EigenbasisTransport):
+    """Affine-invariant metric tr(W^-1 U W^-1 V): U -> W^1/2 U W^1/2 (parallel transport).
+
+    K_rs = sqrt(lam_r lam_s).
+    """
+
+    def kernel(self, eigvals):
+        """sqrt(lam_r lam_s)."""
+        roots = np.sqrt(eigvals)
+        return roots[..., :, None] * roots[..., None, :]
+
+
+@register_transport(SPDBuresWassersteinMetric)
+class SPDBuresWassersteinTransport(_EigenbasisTransport):
+    """Bures-Wasserstein metric, tr(UV) / 4 at I: reference draw 2 C * A.
+
+    K_rs = sqrt((lam_r + lam_s) / 2): geomstats' metric at W is
+    sum_rs (P^T U P)_rs (P^T V P)_rs / (2 (lam_r + lam_s)), so this map is an isometry; it
+    is the parallel transport from I, since I commutes with every W.
+    """
+
+    reference_scale = 2.0
+
+    def kernel(self, eigvals):
+        """sqrt((lam_r + lam_s) / 2)."""
+        return np.sqrt((eigvals[..., :, None] + eigvals[..., None, :]) / 2)
+
+
+@register_transport(SPDLogEuclideanMetric)
+class SPDLogEuclideanTransport(_EigenbasisTransport):
+    """Log-Euclidean metric <dlog_W U, dlog_W V>: U -> d exp_{log W}(U).
+
+    K_rs = (lam_r - lam_s) / (log lam_r - log lam_s), K_rr = lam_r: the divided difference
+    of exp at (log lam_r, log lam_s), written lam_s * exprel(log lam_r - log lam_s) so that
+    it stays accurate for close eigenvalues.
+    """
+
+    def kernel(self, eigvals):
+        """lam_s * (exp(x) - 1) / x with x = log lam_r - log lam_s."""
+        logs = np.log(eigvals)
+        return eigvals[..., None, :] * special.exprel(logs[..., :, None] - logs[..., None, :])
+
+
+@register_transport(SPDEuclideanMetric)
+class SPDEuclideanTransport(_SymmetricCoordinates, EuclideanTransport):
+    """Frobenius metric tr(UV) on Sym(m), the same at every W: the transport is identity.
+
+    Registered so that SPD with the Euclidean metric does not inherit the transport of
+    ``MatricesMetric`` unchanged (its coordinates fill all m^2 entries, not Sym(m)): the
+    coordinates are those of Sym(m), the identity transport that of the Euclidean case.
+    """

@@ -1,0 +1,71 @@
+"""Hypersphere S^d in R^(d+1): closed-form transport from the pole +e1 or -e1.
+
+Both poles have the same tangent space {u : u_0 = 0} with the Euclidean metric, so the
+coordinates a = (0, a_1, ..., a_d) serve as the reference draw for either. The pole is
+chosen per base point (s = +1 if w_0 >= 0, else -1) so that the denominator 1 + s w_0 is
+at least 1: the formula from +e1 alone breaks down at w = -e1.
+"""
+
+import numpy as np
+from geomstats.geometry.hypersphere import HypersphereMetric
+
+from geomstats_dp.distributions.base import IsometricTransport
+from geomstats_dp.distributions.registry import register_transport
+
+
+class PoleTransport(IsometricTransport):
+    """Transport from the pole s e1 of a quadric to w, shared by sphere and hyperboloid.
+
+    Forward: u = a - curvature_sign * (w_tail . a_tail) / (1 + s w_0) * (w + s e1);
+    inverse: a = u - s u_0 / (1 + s w_0) * (w + s e1). On the sphere (curvature_sign = +1)
+    this is the parallel transport from s e1 along the great circle; on the hyperboloid
+    (curvature_sign = -1, s = +1 since w_0 >= 1) the parallel transport from e1.
+    """
+
+    curvature_sign = 1.0
+
+    def pole_signs(self, base_points):
+        """Sign s of the reference pole s e1 used for each base point, shape=[k]."""
+        return np.where(base_points[:, 0] >= 0, 1.0, -1.0)
+
+    def _axis_and_denominator(self, base_points):
+        """w + s e1 [k, d+1], 1 + s w_0 [k] and s [k]."""
+        signs = self.pole_signs(base_points)
+        axis = base_points.copy()
+        axis[:, 0] += signs
+        return axis, 1.0 + signs * base_points[:, 0], signs
+
+    def from_coordinates(self, coefficients):
+        """Coordinates [..., d] -> (0, a) [..., d+1], tangent at the poles."""
+        padding = [(0, 0)] * (coefficients.ndim - 1) + [(1, 0)]
+        return np.pad(coefficients, padding)
+
+    def to_coordinates(self, tangent_vecs):
+        """(0, a) [..., d+1] -> a [..., d]."""
+        return tangent_vecs[..., 1:]
+
+    def transport(self, base_points, tangent_vecs):
+        """Pole -> w, for tangent_vecs [n, k, d+1] with zero first entry."""
+        axis, denominator, _ = self._axis_and_denominator(base_points)
+        overlap = np.einsum("ki,nki->nk", base_points[:, 1:], tangent_vecs[..., 1:])
+        coef = self.curvature_sign * overlap / denominator
+        return tangent_vecs - coef[..., None] * axis
+
+    def transport_back(self, base_points, tangent_vecs):
+        """w -> pole: the exact inverse of ``transport``."""
+        axis, denominator, signs = self._axis_and_denominator(base_points)
+        coef = signs * tangent_vecs[..., 0] / denominator
+        return tangent_vecs - coef[..., None] * axis
+
+
+@register_transport(HypersphereMetric)
+class HypersphereTransport(PoleTransport):
+    """Hypersphere in extrinsic coordinates with the induced Euclidean metric. O(d)."""
+
+    def __init__(self, space, metric):
+        if tuple(space.shape) != (int(space.dim) + 1,):
+            raise ValueError(
+                "the hypersphere transport needs extrinsic coordinates (shape "
+                f"({int(space.dim) + 1},)), got shape {tuple(space.shape)}"
+            )
+        super().__init__(space, metric)

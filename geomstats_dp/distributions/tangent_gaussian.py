@@ -1,0 +1,208 @@
+"""The tangent-space Gaussian N_w(mu, sigma^2) on a geomstats manifold."""
+
+import math
+
+import geomstats.backend as gs
+import numpy as np
+
+from geomstats_dp._backend import get_rng, to_backend, to_numpy
+from geomstats_dp._validation import (
+    check_finite_array,
+    check_positive_finite,
+    check_positive_int,
+)
+from geomstats_dp.distributions.baselines import (
+    ExplicitBasis,
+    GramSchmidt,
+    MetropolisHastings,
+)
+from geomstats_dp.distributions.registry import find_transport, unwrap_metric
+
+METHODS = ("transport", "explicit_basis", "gram_schmidt", "mcmc")
+
+
+class TangentGaussian:
+    """Gaussian on the tangent space T_w M: density ~ exp(-||xi - mu||_w^2 / (2 sigma^2)).
+
+    Coordinates of a draw in any metric-orthonormal basis of T_w are iid N(mu_i, sigma^2),
+    so E||xi - mu||_w^2 = d sigma^2 with d the intrinsic dimension.
+
+    Parameters
+    ----------
+    space : Manifold
+        A geomstats space equipped with a metric (``ScalarProductMetric`` is unwrapped and
+        the noise rescaled).
+    method : {"transport", "explicit_basis", "gram_schmidt", "mcmc"}
+        "transport" (default): draw at a reference point and move the draw by a
+        closed-form linear isometry (fast, exact); metrics without a registered transport
+        fall back to "gram_schmidt". The others are the baselines of Utpala et al. (2023):
+        an explicit orthonormal basis built from the transport, Gram-Schmidt in
+        ``metric.inner_product``, and random-walk Metropolis-Hastings.
+    atol : float
+        Tolerance of the checks that base points lie on the space and means are tangent.
+    validate : bool
+        Check that base points lie on the space and means are tangent (shapes and
+        finiteness are always checked). The membership test can cost more than the draw
+        (geomstats' Grassmannian test diagonalises the m x m point): an optimiser whose
+        iterates come from the exponential map may switch it off.
+    mcmc_options : dict, optional
+        Keyword arguments of the Metropolis-Hastings sampler (``burn_in``, ``thinning``,
+        ``step_size``); only with method="mcmc".
+
+    Attributes
+    ----------
+    sampler : TangentSampler
+        The standard sampler in use (after any fallback).
+    scale : float
+        Factor of geomstats' ``ScalarProductMetric`` (1.0 for a plain metric).
+    """
+
+    def __init__(self, space, method="transport", atol=1e-6, validate=True,
+                 mcmc_options=None):
+        if not hasattr(space, "metric"):
+            raise TypeError(
+                f"space {type(space).__name__} has no metric; equip it with one first"
+            )
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if mcmc_options and method != "mcmc":
+            raise ValueError("mcmc_options is only used with method='mcmc'")
+        self.space = space
+        self.method = method
+        self.atol = check_positive_finite(atol, "atol")
+        self.validate = bool(validate)
+        metric, self.scale = unwrap_metric(space.metric)
+        self.sampler = self._make_sampler(metric, mcmc_options or {})
+
+    def _make_sampler(self, metric, mcmc_options):
+        transport = find_transport(metric, self.space)
+        if self.method == "transport":
+            sampler_class = transport or GramSchmidt
+            return sampler_class(self.space, metric)
+        if self.method == "explicit_basis":
+            if transport is None:
+                raise ValueError(
+                    f"method='explicit_basis' needs a registered transport for "
+                    f"{type(metric).__name__}; use 'gram_schmidt'"
+                )
+            return ExplicitBasis(transport(self.space, metric))
+        if self.method == "gram_schmidt":
+            return GramSchmidt(self.space, metric)
+        return MetropolisHastings(self.space, metric, **mcmc_options)
+
+    @property
+    def dim(self):
+        """Intrinsic dimension of the space."""
+        return int(self.space.dim)
+
+    def sample(self, base_point, n_samples=1, sigma=1.0, mean=None, random_state=None):
+        """Draw tangent vectors from N_w(mean, sigma^2).
+
+        Parameters
+        ----------
+        base_point : array-like, shape=[*space.shape] or [k, *space.shape]
+            One base point, or a batch of k base points.
+        n_samples : int
+            Number of draws at each base point.
+        sigma : float
+            Standard deviation of each coordinate in a metric-orthonormal basis.
+        mean : array-like, shape=[*space.shape] or [k, *space.shape], optional
+            Tangent vector(s) at the base point(s); zero by default.
+        random_state : None, int or numpy.random.Generator
+
+        Returns
+        -------
+        tangent_vec : array-like
+            One base point: shape [n_samples, *space.shape], or [*space.shape] when
+            n_samples == 1. A batch: [n_samples, k, *space.shape], or
+            [k, *space.shape] when n_samples == 1.
+        """
+        sigma = check_positive_finite(sigma, "sigma")
+        n_samples = check_positive_int(n_samples, "n_samples")
+        base_points, batched = self._check_base_point(base_point)
+        means = self._check_mean(mean, base_points)
+        rng = get_rng(random_state)
+        draws = self.sampler.sample(base_points, n_samples, rng)
+        draws = draws * (sigma / math.sqrt(self.scale))
+        if means is not None:
+            draws = draws + means
+        if not batched:
+            draws = draws[:, 0]
+        if n_samples == 1:
+            draws = draws[0]
+        return to_backend(draws)
+
+    def log_prob(self, tangent_vec, base_point, sigma=1.0, mean=None):
+        """Log-density w.r.t. the Lebesgue measure of a metric-orthonormal basis of T_w.
+
+        Parameters
+        ----------
+        tangent_vec : array-like, shape=[..., *space.shape]
+        base_point : array-like, shape=[..., *space.shape]
+        sigma : float
+        mean : array-like, shape=[..., *space.shape], optional
+
+        Returns
+        -------
+        log_prob : array-like, shape=[...]
+        """
+        sigma = check_positive_finite(sigma, "sigma")
+        centred = tangent_vec if mean is None else tangent_vec - mean
+        squared_norm = self.space.metric.squared_norm(centred, base_point)
+        return -squared_norm / (2 * sigma**2) - 0.5 * self.dim * math.log(
+            2 * math.pi * sigma**2
+        )
+
+    def _check_base_point(self, base_point):
+        """Return base points as numpy [k, *shape] and whether a batch was given."""
+        points = to_numpy(base_point)
+        shape = tuple(self.space.shape)
+        if points.shape == shape:
+            points, batched = points[None], False
+        elif points.ndim == len(shape) + 1 and points.shape[1:] == shape:
+            batched = True
+        else:
+            raise ValueError(
+                f"base_point must have shape {shape} or [k, *{shape}], got {points.shape}"
+            )
+        check_finite_array(points, "base_point")
+        if not self.validate:
+            return points, batched
+        on_space = np.atleast_1d(
+            to_numpy(self.space.belongs(to_backend(points), atol=self.atol))
+        ).astype(bool)
+        if not on_space.all():
+            index = np.flatnonzero(~on_space).tolist()
+            where = f"at batch indices {index}" if batched else ""
+            raise ValueError(
+                f"base_point is not on {type(self.space).__name__} (atol={self.atol}) "
+                f"{where}".rstrip()
+            )
+        return points, batched
+
+    def _check_mean(self, mean, base_points):
+        """Return the mean as numpy [k, *shape] (or None) after checking it is tangent."""
+        if mean is None:
+            return None
+        means = to_numpy(mean)
+        shape = tuple(self.space.shape)
+        if means.shape == shape:
+            means = np.broadcast_to(means, base_points.shape).copy()
+        if means.shape != base_points.shape:
+            raise ValueError(
+                f"mean must have shape {shape} or {base_points.shape}, got {means.shape}"
+            )
+        check_finite_array(means, "mean")
+        if not self.validate:
+            return means
+        tangent = np.atleast_1d(
+            to_numpy(
+                self.space.is_tangent(
+                    to_backend(means), to_backend(base_points), atol=self.atol
+                )
+            )
+        ).astype(bool)
+        if not tangent.all():
+            index = np.flatnonzero(~tangent).tolist()
+            raise ValueError(f"mean is not tangent at base_point (indices {index})")
+        return means

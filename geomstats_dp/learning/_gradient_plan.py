@@ -1,0 +1,109 @@
+"""From an estimator's settings to a calibrated optimiser strategy and its privacy events.
+
+This is where the optimiser (which knows how its noisy queries are built) meets the
+accountant (which knows what a query's noise buys): each ``NoisyQuery`` of a strategy
+becomes one ``GaussianEvent``, so the noise drawn and the noise accounted come from one
+configuration.
+"""
+
+from dataclasses import dataclass
+
+from geomstats_dp.optim import FullBatch, MiniBatch, VarianceReduced
+from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, calibrate_svrg
+
+LABELS = {"rgd": "DP-RGD", "rsgd": "DP-RSGD", "rsvrg": "DP-RSVRG"}
+EVENT_SAMPLING = {"none": "full", "without_replacement": "without_replacement",
+                  "poisson": "poisson"}
+
+
+@dataclass(frozen=True)
+class GradientPlan:
+    """A calibrated run: what to give ``minimize`` and what to charge the budget.
+
+    Attributes
+    ----------
+    strategy : FullBatch, MiniBatch or VarianceReduced
+    events : tuple of GaussianEvent
+        One per noisy query of the run, with sensitivity and noise stated.
+    noise_multipliers : dict
+        Query name -> noise standard deviation / sensitivity of that query.
+    """
+
+    strategy: object
+    events: tuple
+    noise_multipliers: dict
+
+
+def plan_gradient_release(method, epsilon, delta, weights, n_iter, clip_norm,
+                          batch_size=None, inner_steps=None, clip_norm_single=None,
+                          sampling="without_replacement", label=""):
+    """Calibrate the noise of a DP-RGD / DP-RSGD / DP-RSVRG run to (epsilon, delta).
+
+    Parameters
+    ----------
+    method : {"rgd", "rsgd", "rsvrg"}
+    epsilon, delta : float
+        Target of this run alone.
+    weights : numpy.ndarray, shape=[n_samples]
+        Normalised sample weights (1/n each when uniform); sensitivities scale with the
+        largest.
+    n_iter : int
+        Steps (rgd, rsgd) or epochs (rsvrg).
+    clip_norm : float
+        C, in the Riemannian norm (C0 of the full gradient for rsvrg).
+    batch_size, inner_steps : int, optional
+        For rsgd and rsvrg.
+    clip_norm_single : float, optional
+        rsvrg: C1, the clip norm of the single-sample gradients.
+    sampling : {"without_replacement", "poisson"}
+        rsgd batches: replace-one adjacency, or Poisson with add/remove adjacency.
+    label : str
+        Prefix of the event labels.
+
+    Returns
+    -------
+    plan : GradientPlan
+    """
+    label = f"{label} {LABELS[method]}".strip()
+    n_samples = len(weights)
+    max_weight = float(weights.max())
+    weight_factor = n_samples * max_weight  # 1 for uniform weights
+    if method == "rgd":
+        z = calibrate_gaussian(epsilon, delta, n_iter)
+        strategy = FullBatch(clip_norm, z * 2 * clip_norm * max_weight)
+    elif method == "rsgd":
+        rate = batch_size / n_samples
+        adjacency = "add_remove" if sampling == "poisson" else "replace_one"
+        z = calibrate_gaussian(epsilon, delta, n_iter, rate, sampling, adjacency)
+        # replace-one moves one clipped gradient by 2C, add/remove by C: the query is a
+        # sum over the batch divided by b (times n w_i for weighted data).
+        per_record = clip_norm if sampling == "poisson" else 2 * clip_norm
+        sensitivity = per_record * weight_factor / batch_size
+        strategy = MiniBatch(batch_size, clip_norm, z * sensitivity, sampling)
+    else:
+        calibration = calibrate_svrg(epsilon, delta, n_samples, n_iter, inner_steps,
+                                     clip_full=clip_norm * weight_factor,
+                                     clip_single=clip_norm_single * weight_factor)
+        strategy = VarianceReduced(inner_steps, clip_norm, clip_norm_single,
+                                   calibration.sigma_full, calibration.sigma_single)
+    return _plan(strategy, weights, n_iter, label)
+
+
+def _plan(strategy, weights, n_iter, label):
+    """Turn each query of ``strategy`` into the event that accounts for it."""
+    events, multipliers = [], {}
+    for query in strategy.queries(len(weights), n_iter, weights):
+        sensitivity = query.sensitivity / 2 if query.sampling == "poisson" else query.sensitivity
+        event = GaussianEvent.from_noise(
+            query.noise_std,
+            sensitivity,
+            n_steps=query.n_releases,
+            sampling_rate=query.sampling_rate,
+            sampling=EVENT_SAMPLING[query.sampling],
+            adjacency="add_remove" if query.sampling == "poisson" else "replace_one",
+            label=f"{label}: {query.name}",
+        )
+        events.append(event)
+        multipliers[query.name] = event.noise_multiplier
+    return GradientPlan(strategy, tuple(events), multipliers)
+

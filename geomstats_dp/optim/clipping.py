@@ -1,0 +1,65 @@
+"""Clipping tangent vectors in the Riemannian norm: clip_C(v) = min(1, C / ||v||_x) v."""
+
+import math
+
+import geomstats.backend as gs
+
+
+def clip_factors(norms, clip_norm):
+    """Factors min(1, C / norm), exactly 1 for norms <= C; 0 for non-finite norms.
+
+    Parameters
+    ----------
+    norms : array-like, shape=[k]
+    clip_norm : float
+
+    Returns
+    -------
+    factors : array-like, shape=[k]
+    """
+    finite = norms < math.inf  # False for inf and NaN
+    safe_norms = gs.where(finite, norms, gs.zeros_like(norms))
+    factors = clip_norm / gs.maximum(safe_norms, gs.ones_like(norms) * clip_norm)
+    return gs.where(finite, factors, gs.zeros_like(norms))
+
+
+def zero_nonfinite(tangent_vecs, norms):
+    """Replace the vectors whose norm is not finite by zero (so they add nothing).
+
+    Parameters
+    ----------
+    tangent_vecs : array-like, shape=[k, *shape]
+    norms : array-like, shape=[k]
+
+    Returns
+    -------
+    tangent_vecs : array-like, shape=[k, *shape]
+    """
+    finite = norms < math.inf  # False for inf and NaN
+    if bool(gs.all(finite)):
+        return tangent_vecs
+    mask = gs.reshape(finite, gs.shape(finite) + (1,) * (tangent_vecs.ndim - 1))
+    return gs.where(mask, tangent_vecs, gs.zeros_like(tangent_vecs))
+
+
+def clip_tangent_vectors(metric, tangent_vecs, base_point, clip_norm):
+    """Scale each tangent vector to Riemannian norm at most ``clip_norm``.
+
+    Vectors with norm <= clip_norm are returned unchanged; a vector whose norm is not
+    finite becomes zero (its contribution to any sum is then bounded too).
+
+    Parameters
+    ----------
+    metric : RiemannianMetric
+    tangent_vecs : array-like, shape=[k, *shape]
+        Tangent at ``base_point``.
+    base_point : array-like, shape=[*shape]
+    clip_norm : float
+
+    Returns
+    -------
+    clipped : array-like, shape=[k, *shape]
+    """
+    norms = metric.norm(tangent_vecs, base_point)
+    factors = clip_factors(norms, clip_norm)
+    return gs.einsum("k,k...->k...", factors, zero_nonfinite(tangent_vecs, norms))

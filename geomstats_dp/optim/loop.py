@@ -1,0 +1,142 @@
+"""The single optimisation loop behind DP-RGD, DP-RSGD and DP-RSVRG (+ restarts)."""
+
+import geomstats.backend as gs
+
+from geomstats_dp._backend import get_rng, to_backend
+from geomstats_dp._validation import check_positive_int
+from geomstats_dp.distributions import TangentGaussian
+from geomstats_dp.optim.initial_point import check_init_point
+from geomstats_dp.optim.losses import PerSampleLoss
+from geomstats_dp.optim.oracle import GradientOracle
+from geomstats_dp.optim.outputs import OUTPUTS, make_tracker
+from geomstats_dp.optim.result import OptimizerResult
+from geomstats_dp.optim.schedules import step_size_values
+from geomstats_dp.optim.strategies import Strategy
+from geomstats_dp.optim.transport import resolve_transport
+from geomstats_dp.optim.weights import normalize_sample_weight
+
+
+def minimize(
+    loss,
+    data,
+    strategy,
+    n_iter,
+    step_size,
+    init_point=None,
+    *,
+    sample_weight=None,
+    output="last",
+    retraction=None,
+    random_state=None,
+    noise_sampler=None,
+    transport=None,
+    callback=None,
+    keep_iterates=False,
+):
+    """Minimise sum_i w_i f(x; z_i) on a manifold with noisy clipped Riemannian gradients.
+
+    Every step t at x_t asks ``strategy`` for a noisy gradient g_t (clipped per-sample
+    gradients combined with the weights, plus N_{x_t}(0, sigma^2) tangent noise) and moves
+    to x_(t+1) = R_{x_t}(-eta_t g_t), R the exponential map or ``retraction``. The number
+    of steps, the step sizes and the number and order of random draws are fixed by the
+    arguments and n = len(data) alone: neighbouring datasets of equal size produce the same
+    sequence of draws. There is no stopping rule.
+
+    Parameters
+    ----------
+    loss : PerSampleLoss
+        f(x; z) and its Riemannian gradient; ``loss.space`` is where x lives.
+    data : array-like, shape=[n, ...]
+        The samples z_i.
+    strategy : FullBatch, MiniBatch or VarianceReduced
+        DP-RGD, DP-RSGD or DP-RSVRG (+ restarts); holds clip norms and noise stds.
+    n_iter : int
+        Steps (FullBatch, MiniBatch) or epochs per round (VarianceReduced).
+    step_size : float or callable
+        eta_t, a constant or a schedule ``t -> eta_t`` of the global step index
+        (``ConstantStep``, ``InverseTimeStep``, ``InverseSqrtStep``).
+    init_point : array-like, shape=[*space.shape], optional
+        Data-independent starting point; default ``canonical_point(space)``.
+    sample_weight : array-like, shape=[n], optional
+        Public weights w_i >= 0, normalised to sum 1; uniform by default. They scale the
+        sensitivity by n max_i w_i (see ``strategy.queries``).
+    output : {"last", "random", "average", "weighted_average"}
+        Which point to return (see ``geomstats_dp.optim.outputs``).
+    retraction : callable, optional
+        ``retraction(tangent_vec, base_point) -> point``; default ``space.metric.exp``.
+    random_state : None, int, numpy.random.Generator or SecureGenerator
+        The one source of randomness: batches, indices, noise, random output, restarts.
+    noise_sampler : object, optional
+        ``sample(base_point, n_samples=1, sigma=..., random_state=rng)`` returning a
+        tangent vector; default ``TangentGaussian(space)``.
+    transport : VectorTransport, optional
+        For VarianceReduced; default ``resolve_transport(space)``.
+    callback : callable, optional
+        ``callback(step, point)`` after every step; its return value is ignored.
+    keep_iterates : bool
+        Record the starting point of every step and the final point.
+
+    Returns
+    -------
+    result : OptimizerResult
+    """
+    if not isinstance(loss, PerSampleLoss):
+        raise TypeError(f"loss must be a PerSampleLoss, got {type(loss).__name__}")
+    if not isinstance(strategy, Strategy):
+        raise TypeError(
+            f"strategy must be FullBatch, MiniBatch or VarianceReduced, "
+            f"got {type(strategy).__name__}"
+        )
+    n_iter = check_positive_int(n_iter, "n_iter")
+    if output not in OUTPUTS:
+        raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
+    space = loss.space
+    point = check_init_point(space, init_point)
+    steps_per_round = strategy.steps_per_round(n_iter)
+    step_sizes = step_size_values(step_size, strategy.n_rounds * steps_per_round)
+    retract = space.metric.exp if retraction is None else retraction
+
+    data = loss.check_data(data)
+    n_samples = int(data.shape[0])
+    strategy.check_n_samples(n_samples)
+    weights = to_backend(normalize_sample_weight(sample_weight, n_samples))
+    rng = get_rng(random_state)
+    if noise_sampler is None and any(std > 0 for std in strategy.noise_stds):
+        noise_sampler = TangentGaussian(space)
+    if transport is None and strategy.needs_transport:
+        transport = resolve_transport(space)
+    oracle = GradientOracle(loss, data, weights, noise_sampler, rng)
+    direction = strategy.stepper(oracle, transport)
+
+    iterates = [] if keep_iterates else None
+    step = 0
+    for round_index in range(strategy.n_rounds):
+        last_round = round_index == strategy.n_rounds - 1
+        tracker = make_tracker(
+            output if last_round else "random", space.metric, steps_per_round, rng
+        )
+        for round_step in range(steps_per_round):
+            tracker.before_step(round_step, point)
+            if keep_iterates:
+                iterates.append(point)
+            tangent_vec = direction(point, round_step)
+            point = retract(-float(step_sizes[step]) * tangent_vec, point)
+            tracker.after_step(round_step, point)
+            if callback is not None:
+                callback(step, point)
+            step += 1
+        if not last_round:
+            point = tracker.point
+    if keep_iterates:
+        iterates.append(point)
+        iterates = gs.stack(iterates)
+    return OptimizerResult(
+        point=tracker.point,
+        output=output,
+        n_iter=n_iter,
+        n_steps=step,
+        n_gradient_evaluations=oracle.n_gradient_evaluations,
+        n_noise_draws=oracle.n_noise_draws,
+        step_sizes=step_sizes,
+        iterates=iterates,
+    )

@@ -1,0 +1,206 @@
+"""Per-sample losses f(x; z_i) and their Riemannian gradients at one point.
+
+A loss is evaluated at one point x for a batch of samples and returns one value, or one
+Riemannian gradient, per sample; the optimisation loop clips and combines them.
+"""
+
+from abc import ABC, abstractmethod
+
+import geomstats.backend as gs
+import numpy as np
+
+from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._validation import check_finite_array, check_positive_finite
+from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
+
+AUTODIFF_BACKENDS = ("autograd", "pytorch")
+DIFFERENTIATIONS = ("autodiff", "finite_differences")
+
+
+def backend_name():
+    """Name of the active geomstats backend ("numpy", "autograd" or "pytorch")."""
+    return gs.__name__.rsplit(".", 1)[-1]
+
+
+class PerSampleLoss(ABC):
+    """A loss f(x; z) of one sample z, with its Riemannian gradient in x.
+
+    Parameters
+    ----------
+    space : Manifold
+        Where x lives; its metric defines the gradient and the norm clipped in.
+    """
+
+    def __init__(self, space):
+        self.space = space
+
+    def check_data(self, data):
+        """Return the data as a float64 backend array [n, ...] after checking it.
+
+        Parameters
+        ----------
+        data : array-like, shape=[n, ...]
+
+        Returns
+        -------
+        data : array-like, shape=[n, ...]
+        """
+        values = to_numpy(data)
+        if values.ndim == 0 or values.shape[0] == 0:
+            raise ValueError(f"data must hold at least one sample, got shape {values.shape}")
+        check_finite_array(values, "data")
+        return to_backend(values)
+
+    @abstractmethod
+    def values(self, point, data):
+        """Per-sample losses.
+
+        Parameters
+        ----------
+        point : array-like, shape=[*space.shape]
+        data : array-like, shape=[k, ...]
+
+        Returns
+        -------
+        values : array-like, shape=[k]
+        """
+
+    @abstractmethod
+    def gradients(self, point, data):
+        """Per-sample Riemannian gradients at ``point``.
+
+        Parameters
+        ----------
+        point : array-like, shape=[*space.shape]
+        data : array-like, shape=[k, ...]
+
+        Returns
+        -------
+        gradients : array-like, shape=[k, *space.shape]
+            Tangent at ``point``.
+        """
+
+
+class SquaredDistanceLoss(PerSampleLoss):
+    """f(x; z) = d(x, z)^2 / 2, whose minimiser over a (weighted) sample is the Frechet mean.
+
+    The gradient is grad f(x; z) = -Log_x(z), of norm d(x, z): clipping at C caps each
+    sample's pull at C (C >= the data radius around the iterates means no clipping). With
+    ``step_size=1`` and no noise, full-batch descent is the Karcher iteration
+    x <- Exp_x(sum_i w_i Log_x(z_i)) of geomstats' ``FrechetMean``.
+
+    Weights are given to ``minimize(sample_weight=...)``, which combines the clipped
+    gradients as sum_i w_i clip_C(-Log_x(z_i)) with w_i summing to 1: replacing one sample
+    moves this by at most 2 C max_i w_i (2C/n for uniform weights), the replace-one
+    sensitivity the caller calibrates the noise to (``strategy.queries`` states it for
+    every strategy).
+
+    Parameters
+    ----------
+    space : Manifold
+        Data points and the estimate lie on it; ``space.metric.log`` gives the gradients.
+    atol : float
+        Tolerance of the check that data points lie on the space.
+    """
+
+    def __init__(self, space, atol=1e-6):
+        super().__init__(space)
+        self.atol = check_positive_finite(atol, "atol")
+
+    def check_data(self, data):
+        """Return the data points [n, *space.shape] after checking they lie on the space."""
+        points = super().check_data(data)
+        shape = tuple(self.space.shape)
+        if tuple(points.shape[1:]) != shape:
+            raise ValueError(
+                f"data must have shape [n, *{shape}], got {tuple(points.shape)}"
+            )
+        on_space = np.atleast_1d(to_numpy(self.space.belongs(points, atol=self.atol)))
+        if not on_space.all():
+            index = int(np.flatnonzero(on_space == 0)[0])
+            raise ValueError(
+                f"data[{index}] is not on {type(self.space).__name__} (atol={self.atol})"
+            )
+        return points
+
+    def values(self, point, data):
+        """d(x, z_i)^2 / 2 for each sample, shape=[k]."""
+        return self.space.metric.squared_dist(data, point) / 2
+
+    def gradients(self, point, data):
+        """-Log_x(z_i) for each sample, shape=[k, *space.shape]."""
+        return -self.space.metric.log(data, point)
+
+
+class AutodiffLoss(PerSampleLoss):
+    """A user's per-sample loss, differentiated automatically, then made Riemannian.
+
+    Parameters
+    ----------
+    space : Manifold
+        With a metric ``riemannian_gradient`` supports (see ``geomstats_dp.optim.gradients``).
+    function : callable
+        ``function(points, samples) -> losses``: points [k, *space.shape] and samples
+        [k, ...] paired row by row, losses [k]; written with ``geomstats.backend`` so that
+        it differentiates. It is evaluated at points of the space (and, with finite
+        differences, at ambient points within ``fd_step`` of them). Functions built on
+        ``eigh`` (SPD distances) have no autodiff gradient at matrices with repeated
+        eigenvalues, the identity included: start elsewhere or use a closed form.
+    differentiation : {"autodiff", "finite_differences"}
+        "autodiff" (default) uses ``gs.autodiff.value_and_grad`` and needs the autograd or
+        pytorch backend; "finite_differences" (central, one ambient coordinate at a time,
+        2 * prod(space.shape) evaluations per gradient) also works on numpy.
+    fd_step : float
+        Step of the central differences.
+    """
+
+    def __init__(self, space, function, differentiation="autodiff", fd_step=1e-6):
+        super().__init__(space)
+        if not callable(function):
+            raise TypeError(f"function must be callable, got {type(function).__name__}")
+        if differentiation not in DIFFERENTIATIONS:
+            raise ValueError(
+                f"differentiation must be one of {DIFFERENTIATIONS}, got {differentiation!r}"
+            )
+        if differentiation == "autodiff" and backend_name() not in AUTODIFF_BACKENDS:
+            raise ValueError(
+                f"differentiation='autodiff' needs the {' or '.join(AUTODIFF_BACKENDS)} "
+                f"backend (GEOMSTATS_BACKEND), the active one is {backend_name()!r}; "
+                "pass differentiation='finite_differences' to differentiate numerically"
+            )
+        conversion_for(space)  # unsupported metric: TypeError now, not mid-run
+        self.function = function
+        self.differentiation = differentiation
+        self.fd_step = check_positive_finite(fd_step, "fd_step")
+
+    def _repeat(self, point, n_samples):
+        return gs.repeat(gs.expand_dims(point, 0), n_samples, axis=0)
+
+    def values(self, point, data):
+        """function(x, z_i) for each sample, shape=[k]."""
+        return self.function(self._repeat(point, data.shape[0]), data)
+
+    def euclidean_gradients(self, point, data):
+        """Gradients in the ambient coordinates, shape=[k, *space.shape]."""
+        points = self._repeat(point, data.shape[0])
+        if self.differentiation == "autodiff":
+            summed = lambda pts: gs.sum(self.function(pts, data))  # noqa: E731
+            _, grads = gs.autodiff.value_and_grad(summed, point_ndims=points.ndim)(points)
+            return grads
+        return self._finite_differences(points, data)
+
+    def _finite_differences(self, points, data):
+        shape = tuple(self.space.shape)
+        size = int(np.prod(shape))
+        columns = []
+        for unit in np.eye(size):
+            step = to_backend(unit.reshape(shape) * self.fd_step)
+            forward = self.function(points + step, data)
+            backward = self.function(points - step, data)
+            columns.append((forward - backward) / (2 * self.fd_step))
+        grads = gs.stack(columns, axis=-1)
+        return gs.reshape(grads, (points.shape[0],) + shape)
+
+    def gradients(self, point, data):
+        """Riemannian gradients for each sample, shape=[k, *space.shape]."""
+        return riemannian_gradient(self.space, self.euclidean_gradients(point, data), point)

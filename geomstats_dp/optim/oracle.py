@@ -1,0 +1,72 @@
+"""What every strategy queries: clipped, weighted sums of per-sample gradients, and noise."""
+
+import geomstats.backend as gs
+
+from geomstats_dp.optim.clipping import clip_factors, zero_nonfinite
+
+
+class GradientOracle:
+    """Per-sample gradients at a point, clipped in the Riemannian norm and combined.
+
+    Parameters
+    ----------
+    loss : PerSampleLoss
+    data : array-like, shape=[n, ...]
+        Checked by ``loss.check_data``.
+    weights : array-like, shape=[n]
+        Backend array of sample weights summing to 1.
+    noise_sampler : object
+        ``noise_sampler.sample(base_point, n_samples=1, sigma=..., random_state=rng)``
+        returns a tangent vector at ``base_point`` (e.g. ``TangentGaussian``).
+    rng : numpy.random.Generator or SecureGenerator
+        The run's only source of randomness (batches, indices, noise, output).
+
+    Attributes
+    ----------
+    n_gradient_evaluations : int
+        Per-sample gradients computed so far.
+    n_noise_draws : int
+        Calls made to the noise sampler so far.
+    """
+
+    def __init__(self, loss, data, weights, noise_sampler, rng):
+        self.loss = loss
+        self.metric = loss.space.metric
+        self.data = data
+        self.weights = weights
+        self.n_samples = int(data.shape[0])
+        self.noise_sampler = noise_sampler
+        self.rng = rng
+        self.n_gradient_evaluations = 0
+        self.n_noise_draws = 0
+
+    def clipped_sum(self, point, clip_norm, indices=None, scale=1.0):
+        """sum_i scale * w_i * clip_C(grad f(point; z_i)) over ``indices`` (all if None).
+
+        Parameters
+        ----------
+        point : array-like, shape=[*space.shape]
+        clip_norm : float
+        indices : numpy.ndarray of int, shape=[k], optional
+        scale : float
+
+        Returns
+        -------
+        tangent_vec : array-like, shape=[*space.shape]
+        """
+        data, weights = self.data, self.weights
+        if indices is not None:
+            data, weights = data[indices], weights[indices]
+        grads = self.loss.gradients(point, data)
+        self.n_gradient_evaluations += int(grads.shape[0])
+        norms = self.metric.norm(grads, point)
+        coefficients = scale * weights * clip_factors(norms, clip_norm)
+        return gs.einsum("k,k...->...", coefficients, zero_nonfinite(grads, norms))
+
+    def add_noise(self, tangent_vec, point, sigma):
+        """tangent_vec + xi with xi ~ N_point(0, sigma^2); no draw when sigma == 0."""
+        if sigma == 0:
+            return tangent_vec
+        self.n_noise_draws += 1
+        noise = self.noise_sampler.sample(point, n_samples=1, sigma=sigma, random_state=self.rng)
+        return tangent_vec + noise

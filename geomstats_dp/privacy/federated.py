@@ -1,0 +1,214 @@
+"""Privacy of PriRFed (federated Riemannian optimisation), paper 003.
+
+Each round the server samples s of N agents without replacement (rate rho = s / N); each
+sampled agent runs a local training that is (epsilon, delta)-DP with respect to its own
+records (record-level, replace-one adjacency); the server aggregates by a tangent mean
+(post-processing). After T rounds:
+
+- ``prirfed_theorem_4_2``: the paper's Theorem 4.2. Per round the s agents are composed
+  sequentially, (s eps, s delta), then amplified by agent sampling: eps_r = log(1 + rho
+  (e^{s eps} - 1)), delta_r = rho s delta; then advanced composition over T rounds,
+  eps' = min(T eps_r, sqrt(2 T ln(1/delta_hat)) eps_r + T eps_r (e^{eps_r} - 1)),
+  delta' = delta_hat + T delta_r (the printed sqrt(... eps_r) has eps_r outside the root,
+  as the paper's Table 1 shows).
+- ``prirfed_epsilon`` (what the library reports): agents hold disjoint records, so one
+  record reaches at most one agent per round (parallel composition): eps_r = log(1 + rho
+  (e^eps - 1)), delta_r = rho delta (amplification by sampling without replacement,
+  Balle, Barthe & Gaboardi 2018); the T rounds are then composed optimally
+  (Kairouz, Oh & Viswanath 2015, Thm. 3.3, exact for T uses of an (eps_r, delta_r)-DP
+  mechanism), at the same total delta' as Theorem 4.2 unless told otherwise.
+"""
+
+import math
+from dataclasses import dataclass
+
+from scipy import optimize, stats
+
+from geomstats_dp._validation import (
+    check_positive_finite,
+    check_positive_int,
+    check_probability,
+)
+
+
+@dataclass(frozen=True)
+class FederatedGuarantee:
+    """The (epsilon', delta') of T PriRFed rounds and how they were obtained.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The guarantee of the whole run.
+    round_epsilon, round_delta : float
+        The guarantee of one round after agent sampling.
+    method : str
+        "theorem_4_2" or "parallel_optimal".
+    """
+
+    epsilon: float
+    delta: float
+    round_epsilon: float
+    round_delta: float
+    method: str
+
+
+def _check_setting(epsilon, delta, n_agents, n_sampled, n_rounds):
+    epsilon = check_positive_finite(epsilon, "epsilon")
+    delta = check_probability(delta, "delta", allow_zero=True)
+    n_agents = check_positive_int(n_agents, "n_agents")
+    n_sampled = check_positive_int(n_sampled, "n_sampled")
+    if n_sampled > n_agents:
+        raise ValueError(f"n_sampled must be <= n_agents={n_agents}, got {n_sampled}")
+    return epsilon, delta, n_sampled / n_agents, n_sampled, check_positive_int(
+        n_rounds, "n_rounds"
+    )
+
+
+def amplified_by_sampling(epsilon, delta, rate):
+    """(log(1 + rate (e^epsilon - 1)), rate delta): an (epsilon, delta)-DP step applied to a
+    subset that contains a given record with probability ``rate``."""
+    return math.log1p(rate * math.expm1(epsilon)), rate * delta
+
+
+def prirfed_theorem_4_2(epsilon, delta, n_agents, n_sampled, n_rounds, delta_hat=1e-3):
+    """(epsilon', delta') of PriRFed by the paper's Theorem 4.2 (reproduces its Table 1).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Guarantee of one agent's local training (record level).
+    n_agents : int
+        N.
+    n_sampled : int
+        s, agents sampled per round (without replacement).
+    n_rounds : int
+        T.
+    delta_hat : float
+        The slack of advanced composition, in (0, 1).
+
+    Returns
+    -------
+    guarantee : FederatedGuarantee
+        ``method="theorem_4_2"``; delta' = delta_hat + T rho s delta as printed.
+    """
+    epsilon, delta, rate, n_sampled, n_rounds = _check_setting(
+        epsilon, delta, n_agents, n_sampled, n_rounds
+    )
+    delta_hat = check_probability(delta_hat, "delta_hat")
+    round_epsilon, round_delta = amplified_by_sampling(
+        n_sampled * epsilon, n_sampled * delta, rate
+    )
+    advanced = math.sqrt(2 * n_rounds * math.log(1 / delta_hat)) * round_epsilon + (
+        n_rounds * round_epsilon * math.expm1(round_epsilon)
+    )
+    return FederatedGuarantee(
+        epsilon=min(n_rounds * round_epsilon, advanced),
+        delta=delta_hat + n_rounds * round_delta,
+        round_epsilon=round_epsilon,
+        round_delta=round_delta,
+        method="theorem_4_2",
+    )
+
+
+def prirfed_epsilon(
+    epsilon, delta, n_agents, n_sampled, n_rounds, delta_hat=1e-3, target_delta=None
+):
+    """(epsilon', delta') of PriRFed by parallel and optimal composition (library default).
+
+    Parameters
+    ----------
+    epsilon, delta, n_agents, n_sampled, n_rounds, delta_hat
+        As in ``prirfed_theorem_4_2``.
+    target_delta : float, optional
+        The total delta' at which epsilon' is stated; by default Theorem 4.2's delta'
+        (delta_hat + T rho s delta), so that the two are compared at the same delta'.
+
+    Returns
+    -------
+    guarantee : FederatedGuarantee
+        ``method="parallel_optimal"``; never larger than Theorem 4.2 at the same delta'.
+    """
+    epsilon, delta, rate, n_sampled, n_rounds = _check_setting(
+        epsilon, delta, n_agents, n_sampled, n_rounds
+    )
+    if target_delta is None:
+        target_delta = prirfed_theorem_4_2(
+            epsilon, delta, n_agents, n_sampled, n_rounds, delta_hat
+        ).delta
+    target_delta = check_probability(target_delta, "target_delta")
+    round_epsilon, round_delta = amplified_by_sampling(epsilon, delta, rate)
+    return FederatedGuarantee(
+        epsilon=optimal_composition_epsilon(round_epsilon, round_delta, n_rounds, target_delta),
+        delta=target_delta,
+        round_epsilon=round_epsilon,
+        round_delta=round_delta,
+        method="parallel_optimal",
+    )
+
+
+def optimal_composition_delta(epsilon, delta, n_compositions, total_epsilon):
+    """Smallest delta' such that k (epsilon, delta)-DP mechanisms are (total_epsilon, delta')-DP.
+
+    Kairouz, Oh & Viswanath (2015, Thm. 3.3): the k-fold composition is dominated by that
+    of randomized response, so delta' = 1 - (1 - delta)^k (1 - d), with d the hockey-stick
+    divergence at total_epsilon of k-fold randomized response:
+    d = P[B <= L] - e^{total_epsilon} P[B' <= L], B ~ Bin(k, 1/(1+e^eps)),
+    B' ~ Bin(k, e^eps/(1+e^eps)), L the largest l with (k - 2l) eps > total_epsilon.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Guarantee of each mechanism.
+    n_compositions : int
+        k.
+    total_epsilon : float
+        Non-negative.
+
+    Returns
+    -------
+    delta : float
+    """
+    k = n_compositions
+    largest = math.ceil((k - total_epsilon / epsilon) / 2) - 1
+    if largest < 0:
+        hockey_stick = 0.0
+    else:
+        flip = 1.0 / (1.0 + math.exp(epsilon))
+        hockey_stick = stats.binom.cdf(largest, k, flip) - math.exp(
+            total_epsilon
+        ) * stats.binom.cdf(largest, k, 1.0 - flip)
+        hockey_stick = max(float(hockey_stick), 0.0)
+    return max(-math.expm1(k * math.log1p(-delta) + math.log1p(-hockey_stick)), 0.0)
+
+
+def optimal_composition_epsilon(epsilon, delta, n_compositions, target_delta):
+    """Smallest total epsilon of k (epsilon, delta)-DP mechanisms at ``target_delta``.
+
+    Inverts ``optimal_composition_delta`` (non-increasing in total_epsilon) by Brent's
+    method.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Guarantee of each mechanism.
+    n_compositions : int
+        k.
+    target_delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    epsilon : float
+        Infinite when ``target_delta < 1 - (1 - delta)^k`` (no epsilon suffices).
+    """
+    k = n_compositions
+
+    def excess(total_epsilon):
+        return optimal_composition_delta(epsilon, delta, k, total_epsilon) - target_delta
+
+    if excess(k * epsilon) > 0:
+        return math.inf
+    if excess(0.0) <= 0:
+        return 0.0
+    root = optimize.brentq(excess, 0.0, k * epsilon, xtol=1e-12 * k * epsilon)
+    return root if excess(root) <= 0 else root + 1e-12 * k * epsilon

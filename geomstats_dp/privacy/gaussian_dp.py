@@ -1,0 +1,98 @@
+"""Gaussian differential privacy (mu-GDP): the exact accountant of full-batch Gaussians.
+
+A Gaussian mechanism whose noise multiplier is z is mu-GDP with mu = 1/z, and T of them
+compose into one sqrt(sum 1/z_t^2)-GDP mechanism (Dong, Roth & Su 2022, Cor. 2.2). mu-GDP
+is equivalent to (epsilon, delta(epsilon))-DP for every epsilon >= 0 with
+
+    delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2)
+
+(Balle & Wang 2018, Thm. 8; Dong et al. 2022, Cor. 2.13), which is exact: no smaller
+delta holds. RDP composition of the same mechanisms overstates epsilon by 2-10%.
+"""
+
+import math
+
+import numpy as np
+from scipy import optimize, special
+
+_XTOL = 1e-14
+_RTOL = 1e-13
+
+
+def gdp_delta(epsilon, mu):
+    """Smallest delta such that a mu-GDP mechanism is (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        Non-negative.
+    mu : float
+        Positive GDP parameter.
+
+    Returns
+    -------
+    delta : float
+    """
+    first = special.ndtr(-epsilon / mu + mu / 2)
+    log_second = epsilon + special.log_ndtr(-epsilon / mu - mu / 2)
+    return float(max(first - np.exp(log_second), 0.0))
+
+
+def gdp_epsilon(mu, delta):
+    """Smallest epsilon >= 0 such that a mu-GDP mechanism is (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    mu : float
+        Non-negative GDP parameter (0: the release reveals nothing).
+    delta : float
+        In [0, 1); delta = 0 gives infinity for mu > 0.
+
+    Returns
+    -------
+    epsilon : float
+    """
+    if mu == 0:
+        return 0.0
+    if delta <= 0:
+        return math.inf
+    if gdp_delta(0.0, mu) <= delta:
+        return 0.0
+    upper = mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)) + 1.0
+    while gdp_delta(upper, mu) > delta:
+        upper *= 2
+    return optimize.brentq(
+        lambda eps: gdp_delta(eps, mu) - delta, 0.0, upper, xtol=_XTOL, rtol=_RTOL
+    )
+
+
+def gdp_mu(epsilon, delta):
+    """Largest mu such that a mu-GDP mechanism is (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        Positive.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    mu : float
+    """
+    lower, upper = 1e-3, 1.0
+    while gdp_delta(epsilon, lower) > delta:
+        lower /= 10
+    while gdp_delta(epsilon, upper) < delta:
+        upper *= 2
+    log_mu = optimize.brentq(
+        lambda x: gdp_delta(epsilon, math.exp(x)) - delta,
+        math.log(lower),
+        math.log(upper),
+        xtol=_XTOL,
+        rtol=_RTOL,
+    )
+    mu = math.exp(log_mu)
+    while gdp_delta(epsilon, mu) > delta:  # step to the feasible side of the root
+        mu *= 1 - 1e-12
+    return mu

@@ -1,0 +1,1 @@
+"""Tests of the tangent-Gaussian samplers (a package, for the shared helpers)."""

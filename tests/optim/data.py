@@ -1,0 +1,35 @@
+"""Seeded datasets on the test spaces (numpy draws, converted to the backend)."""
+
+import numpy as np
+from geomstats.geometry.hyperboloid import Hyperboloid
+from geomstats.geometry.hypersphere import Hypersphere
+from geomstats.geometry.spd_matrices import SPDMatrices
+
+from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.optim import canonical_point
+
+
+def random_tangent(space, base_point, lengths, rng):
+    """Tangent vectors at base_point, random directions, the given metric lengths."""
+    ambient = to_backend(rng.standard_normal((len(lengths),) + tuple(space.shape)))
+    tangent = space.to_tangent(ambient, base_point)
+    norms = to_numpy(space.metric.norm(tangent, base_point))
+    factors = to_backend((lengths / norms).reshape((-1,) + (1,) * len(space.shape)))
+    return tangent * factors
+
+
+def cloud(space, n_samples, radius, seed, offset=0.0):
+    """Points Exp_c(v_i), d(c, z_i) <= radius, around c at distance ``offset`` from the
+    canonical (initial) point."""
+    rng = np.random.default_rng(seed)
+    origin = canonical_point(space)
+    center = space.metric.exp(random_tangent(space, origin, np.array([offset]), rng)[0], origin)
+    lengths = radius * rng.uniform(0.2, 1.0, n_samples)
+    return space.metric.exp(random_tangent(space, center, lengths, rng), center)
+
+
+MEAN_SPACES = {
+    "spd": lambda: SPDMatrices(3),
+    "sphere": lambda: Hypersphere(2),
+    "hyperboloid": lambda: Hyperboloid(2),
+}

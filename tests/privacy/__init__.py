@@ -1,0 +1,1 @@
+"""Tests of the privacy accounting package (a package, for the shared helpers)."""
