@@ -27,10 +27,12 @@ demo: $(STAMP)
 
 # The whole suite once per geomstats backend. Tests marked backend_independent run on
 # numpy only (conftest.py); slow statistical and audit tests run on every backend.
+# One BLAS/torch thread per pytest worker: two workers on two cores.
 test: $(STAMP)
 	@set -e; for backend in $(BACKENDS); do \
 		echo "=== GEOMSTATS_BACKEND=$$backend ==="; \
-		GEOMSTATS_BACKEND=$$backend $(BIN)/python -m pytest -n 2 -q $(PYTEST_ARGS); \
+		OMP_NUM_THREADS=1 GEOMSTATS_BACKEND=$$backend \
+			$(BIN)/python -m pytest -n 2 -q $(PYTEST_ARGS); \
 	done
 
 bench: $(STAMP)

@@ -55,22 +55,3 @@ def check_points(space, X, atol, min_samples=2):
     points = check_shape(space, X, min_samples)
     check_values(space, points, atol)
     return points
-
-
-def check_sample_weight(sample_weight, n_samples):
-    """Return weights normalised to sum 1 (uniform when None), float64 numpy [n]."""
-    if sample_weight is None:
-        return np.full(n_samples, 1.0 / n_samples)
-    weights = to_numpy(sample_weight)
-    if weights.shape != (n_samples,):
-        raise ValueError(
-            f"sample_weight must have shape ({n_samples},), got {weights.shape}"
-        )
-    check_finite_array(weights, "sample_weight")
-    negative = np.flatnonzero(weights < 0)
-    if negative.size:
-        raise ValueError(f"sample_weight is negative at indices {negative[:MAX_LISTED].tolist()}")
-    total = weights.sum()
-    if total <= 0:
-        raise ValueError("sample_weight must have a positive sum")
-    return weights / total

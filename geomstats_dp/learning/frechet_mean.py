@@ -14,12 +14,7 @@ from geomstats_dp._validation import (
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning import _defaults
-from geomstats_dp.learning._data import (
-    check_points,
-    check_sample_weight,
-    check_shape,
-    check_values,
-)
+from geomstats_dp.learning._data import check_points, check_shape, check_values
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.optim import (
     OUTPUTS,
@@ -28,6 +23,7 @@ from geomstats_dp.optim import (
     SquaredDistanceLoss,
     canonical_point,
     minimize,
+    normalize_sample_weight,
 )
 from geomstats_dp.privacy import PrivacyLeakWarning, current_budget, resolve_budget
 
@@ -164,7 +160,7 @@ class PrivateFrechetMean(BaseEstimator):
             self.__dict__.pop(name, None)
         self._check_params()
         points = check_shape(self.space, X)
-        weights = check_sample_weight(sample_weight, len(points))
+        weights = normalize_sample_weight(sample_weight, len(points))
         budget = resolve_budget(self.budget or self._creation_budget, self.epsilon,
                                 self.delta)
         if self.method == "laplace":
@@ -288,6 +284,6 @@ class PrivateFrechetMean(BaseEstimator):
             stacklevel=2,
         )
         points = check_points(self.space, X, ATOL, min_samples=1)
-        weights = check_sample_weight(sample_weight, len(points))
+        weights = normalize_sample_weight(sample_weight, len(points))
         squared = self.space.metric.squared_dist(to_backend(points), self.estimate_)
         return -float((to_backend(weights) * squared).sum())

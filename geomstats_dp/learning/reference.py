@@ -28,9 +28,10 @@ def exact_frechet_mean(space, points, weights=None, gradient_tol=1e-10, max_iter
     mean : array-like, shape=[*space.shape]
     """
     estimator = FrechetMean(space)
-    estimator.optimizer.max_iter = max_iter
-    estimator.optimizer.epsilon = gradient_tol**2
-    estimator.optimizer.init_step_size = 0.5
+    if hasattr(estimator, "optimizer"):  # flat spaces get a closed-form LinearMean
+        estimator.optimizer.max_iter = max_iter
+        estimator.optimizer.epsilon = gradient_tol**2
+        estimator.optimizer.init_step_size = 0.5
     mean = estimator.fit(points, weights=weights).estimate_
     if weights is None:
         weights = gs.ones(points.shape[0]) / points.shape[0]

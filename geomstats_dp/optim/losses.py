@@ -53,17 +53,7 @@ class PerSampleLoss(ABC):
 
     @abstractmethod
     def values(self, point, data):
-        """Per-sample losses.
-
-        Parameters
-        ----------
-        point : array-like, shape=[*space.shape]
-        data : array-like, shape=[k, ...]
-
-        Returns
-        -------
-        values : array-like, shape=[k]
-        """
+        """Per-sample losses f(point; z_i), shape=[k] (arguments as in ``gradients``)."""
 
     @abstractmethod
     def gradients(self, point, data):

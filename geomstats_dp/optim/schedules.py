@@ -22,34 +22,31 @@ class ConstantStep:
         return f"ConstantStep({self.value})"
 
 
-class InverseTimeStep:
-    """eta_t = scale / (t + offset); scale = 1/beta, offset = 1 is 004's Theorem 3."""
+class _DecayingStep:
+    """A schedule scale * h(t + offset) with a decreasing h."""
 
     def __init__(self, scale, offset=1.0):
         self.scale = check_positive_finite(scale, "scale")
         self.offset = check_positive_finite(offset, "offset")
+
+    def __repr__(self):
+        return f"{type(self).__name__}(scale={self.scale}, offset={self.offset})"
+
+
+class InverseTimeStep(_DecayingStep):
+    """eta_t = scale / (t + offset); scale = 1/beta, offset = 1 is 004's Theorem 3."""
 
     def __call__(self, step):
         """Step size at step ``step``."""
         return self.scale / (step + self.offset)
 
-    def __repr__(self):
-        return f"InverseTimeStep(scale={self.scale}, offset={self.offset})"
 
-
-class InverseSqrtStep:
+class InverseSqrtStep(_DecayingStep):
     """eta_t = scale / sqrt(t + offset)."""
-
-    def __init__(self, scale, offset=1.0):
-        self.scale = check_positive_finite(scale, "scale")
-        self.offset = check_positive_finite(offset, "offset")
 
     def __call__(self, step):
         """Step size at step ``step``."""
         return self.scale / math.sqrt(step + self.offset)
-
-    def __repr__(self):
-        return f"InverseSqrtStep(scale={self.scale}, offset={self.offset})"
 
 
 def as_schedule(step_size):

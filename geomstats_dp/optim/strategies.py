@@ -134,7 +134,7 @@ class FullBatch(Strategy):
 
     def queries(self, n_samples, n_iter, sample_weight=None):
         """One full-gradient release per step, sensitivity 2 C max_i w_i (2C/n uniform)."""
-        max_weight = normalize_sample_weight(sample_weight, n_samples).max()
+        max_weight = float(normalize_sample_weight(sample_weight, n_samples).max())
         query = NoisyQuery(
             "full_gradient", 2 * self.clip_norm * max_weight, self.noise_std, n_iter, "none", 1.0
         )
@@ -195,7 +195,7 @@ class MiniBatch(Strategy):
     def queries(self, n_samples, n_iter, sample_weight=None):
         """One mini-batch release per step, sensitivity 2 C n max_i w_i / b (2C/b uniform)."""
         self.check_n_samples(n_samples)
-        max_weight = normalize_sample_weight(sample_weight, n_samples).max()
+        max_weight = float(normalize_sample_weight(sample_weight, n_samples).max())
         sensitivity = 2 * self.clip_norm * n_samples * max_weight / self.batch_size
         rate = self.batch_size / n_samples
         query = NoisyQuery(
@@ -303,7 +303,7 @@ class VarianceReduced(Strategy):
     def queries(self, n_samples, n_iter, sample_weight=None):
         """Full gradient: 2 C0 max_i w_i (000 Claim 3: 2 C0 / n); variance-reduced single
         sample: 4 C1 n max_i w_i (Claim 3: 4 C1), sampled at rate 1/n."""
-        max_weight = normalize_sample_weight(sample_weight, n_samples).max()
+        max_weight = float(normalize_sample_weight(sample_weight, n_samples).max())
         steps = self.n_rounds * n_iter * self.inner_steps
         full_releases = steps if self.snapshot_noise == "step" else self.n_rounds * n_iter
         full = NoisyQuery(

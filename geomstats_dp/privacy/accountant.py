@@ -30,7 +30,7 @@ from geomstats_dp.privacy.events import (
     ledger_adjacency,
 )
 from geomstats_dp.privacy.gaussian_dp import gdp_epsilon
-from geomstats_dp.privacy.renyi import ledger_rdp, rdp_to_epsilon
+from geomstats_dp.privacy.renyi import ledger_epsilon
 
 METHODS = ("auto", "rdp", "pld")
 
@@ -87,7 +87,7 @@ def compose(events, delta, method="auto"):
     pure_total = math.fsum(event.epsilon for event in events if isinstance(event, PureEvent))
     if delta == 0:
         return Guarantee(math.inf if gaussians else pure_total, delta, "pure")
-    whole = Guarantee(rdp_to_epsilon(ledger_rdp(events), delta), delta, "rdp")
+    whole = Guarantee(ledger_epsilon(events, delta), delta, "rdp")
     if method == "rdp":
         return whole
     split = _gaussian_part(gaussians, delta)
@@ -126,4 +126,4 @@ def _gaussian_part(gaussians, delta):
     if all(not event.subsampled for event in gaussians):
         mu = math.sqrt(math.fsum(e.n_steps / e.noise_multiplier**2 for e in gaussians))
         return Guarantee(gdp_epsilon(mu, delta), delta, "gdp")
-    return Guarantee(rdp_to_epsilon(ledger_rdp(gaussians), delta), delta, "rdp")
+    return Guarantee(ledger_epsilon(gaussians, delta), delta, "rdp")

@@ -7,11 +7,8 @@ import threading
 from geomstats_dp._validation import check_positive_finite, check_probability
 from geomstats_dp.privacy._exceptions import BudgetExceededError
 from geomstats_dp.privacy.accountant import compose
-from geomstats_dp.privacy.calibration import (
-    calibrate_gaussian,
-    check_target,
-    smallest_noise,
-)
+from geomstats_dp.privacy.calibration import calibrate_gaussian, check_target
+from geomstats_dp.privacy.noise_search import smallest_noise
 from geomstats_dp.privacy.events import GaussianEvent, check_events
 
 _ACTIVE = contextvars.ContextVar("geomstats_dp_active_budgets", default=())
@@ -194,12 +191,13 @@ class PrivacyBudget:
                 delta,
             )
 
-        def epsilon_of(noise_multiplier):
-            event = GaussianEvent(noise_multiplier, n_steps, sampling_rate, sampling, adjacency)
-            return compose(ledger + (event,), delta).epsilon
+        def events_of(noise_multiplier):
+            return ledger + (
+                GaussianEvent(noise_multiplier, n_steps, sampling_rate, sampling, adjacency),
+            )
 
         initial = calibrate_gaussian(epsilon, delta, n_steps, sampling_rate, sampling, adjacency)
-        return smallest_noise(epsilon_of, epsilon, initial)
+        return smallest_noise(events_of, epsilon, delta, initial)
 
     def _required_epsilon(self, events):
         required = compose(self._events + events, self._delta).epsilon

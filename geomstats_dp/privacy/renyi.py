@@ -1,13 +1,21 @@
-"""Renyi-DP curves of single events (through autodp) and their conversion to (epsilon, delta).
+"""Renyi-DP curves of events (through autodp) and their conversion to (epsilon, delta).
 
-RDP curves are tabulated on the integer orders ``ORDERS``: autodp bounds the RDP of a
-mechanism subsampled without replacement at integer orders only (it interpolates between
-them), and any order gives a valid bound, so a finite grid only loosens the result where the
-optimal order falls between grid points (integers up to 64, then about 12% apart).
+RDP is tabulated on the integer orders ``ORDERS``: autodp bounds the RDP of a mechanism
+subsampled without replacement at integer orders only (it interpolates between them), and
+any order gives a valid bound, so a finite grid only loosens the result where the optimal
+order falls between grid points (integers up to 64, then steps of about 12%).
+
+autodp evaluates a subsampled curve order by order, at a cost growing with the order, so
+curves are filled lazily and an epsilon is minimised over the orders coarse-to-fine: on
+``COARSE_ORDERS`` first, then on every grid order between the two coarse neighbours of the
+best one. The conversion objective is unimodal in the order in practice; where it is not,
+the result is still a valid bound (a minimum over a subset of valid orders).
 """
 
+import contextlib
 import functools
 import math
+import threading
 import warnings
 
 import numpy as np
@@ -23,22 +31,53 @@ ORDERS = np.concatenate(
     ]
 )
 ORDERS.setflags(write=False)
+COARSE_ORDERS = (2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64, 90, 128, 180, 256, 360, 512, 768, 1024)
+_COARSE = np.searchsorted(ORDERS, COARSE_ORDERS)
+_ALL = np.arange(len(ORDERS))
 
 
-def _frozen(array):
-    array = np.asarray(array, dtype=np.float64)
-    array.setflags(write=False)
-    return array
+def gaussian_rdp(noise_multiplier, indices=_ALL):
+    """RDP of one Gaussian step without subsampling: alpha / (2 z^2) at ``ORDERS[indices]``."""
+    return ORDERS[indices] / (2.0 * noise_multiplier**2)
 
 
-def gaussian_rdp(noise_multiplier):
-    """RDP of one Gaussian step without subsampling: alpha / (2 z^2) at every order."""
-    return ORDERS / (2.0 * noise_multiplier**2)
+class _SubsampledCurve:
+    """The RDP of one subsampled Gaussian step, evaluated by autodp order by order on demand."""
+
+    def __init__(self, noise_multiplier, sampling_rate, poisson):
+        base = mechanism_zoo.ExactGaussianMechanism(sigma=noise_multiplier)
+        # autodp asserts on the base mechanism's adjacency: without replacement needs
+        # replace-one, and its noise parameter is then std / replace-one sensitivity.
+        base.neighboring = "add_remove" if poisson else "replace_one"
+        amplify = transformer_zoo.AmplificationBySampling(PoissonSampling=poisson)
+        with _quiet():
+            self._mechanism = amplify(base, sampling_rate, improved_bound_flag=True)
+        self._noise_multiplier = noise_multiplier
+        self._values = np.full(len(ORDERS), np.nan)
+        self._lock = threading.Lock()
+
+    def at(self, indices):
+        """RDP at ``ORDERS[indices]`` (never above the unsampled Gaussian's)."""
+        with self._lock:
+            missing = indices[np.isnan(self._values[indices])]
+            with _quiet():
+                for index in missing:
+                    self._values[index] = self._mechanism.RenyiDP(ORDERS[index])
+            values = self._values[indices]
+        return np.minimum(values, gaussian_rdp(self._noise_multiplier, indices))
 
 
-@functools.lru_cache(maxsize=4096)
-def subsampled_gaussian_rdp(noise_multiplier, sampling_rate, poisson):
-    """RDP of one subsampled Gaussian step on ``ORDERS``, from autodp.
+@contextlib.contextmanager
+def _quiet():
+    """autodp's log-domain arithmetic emits harmless overflow/invalid warnings."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+@functools.lru_cache(maxsize=2048)
+def subsampled_curve(noise_multiplier, sampling_rate, poisson):
+    """The lazily evaluated RDP curve of one subsampled Gaussian step (cached).
 
     Parameters
     ----------
@@ -47,84 +86,95 @@ def subsampled_gaussian_rdp(noise_multiplier, sampling_rate, poisson):
     sampling_rate : float
         b/n without replacement, or the inclusion probability with Poisson sampling.
     poisson : bool
-        False: sampling without replacement, replace-one adjacency (Wang, Balle &
-        Kasiviswanathan 2019, Thm. 27, the tight bound for the Gaussian mechanism).
-        True: Poisson sampling, add/remove adjacency (Zhu & Wang 2019, Thm. 6).
+        False: sampling without replacement, replace-one adjacency (autodp's
+        AmplificationBySampling(PoissonSampling=False) with the tight bound for Gaussians,
+        Wang, Balle & Kasiviswanathan 2019, Thm. 27). True: Poisson sampling, add/remove
+        adjacency (Zhu & Wang 2019, exact at integer orders for Gaussians).
 
     Returns
     -------
-    rdp : ndarray, shape=[len(ORDERS)], read-only
+    curve : object with ``at(indices) -> ndarray``, RDP at ``ORDERS[indices]``.
     """
-    base = mechanism_zoo.ExactGaussianMechanism(sigma=noise_multiplier)
-    # autodp asserts on the base mechanism's adjacency: without replacement needs
-    # replace-one, and the noise parameter is then std / replace-one sensitivity.
-    base.neighboring = "add_remove" if poisson else "replace_one"
-    amplify = transformer_zoo.AmplificationBySampling(PoissonSampling=poisson)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mechanism = amplify(base, sampling_rate, improved_bound_flag=True)
-        values = [mechanism.RenyiDP(order) for order in ORDERS]
-    values = np.minimum(np.asarray(values, dtype=np.float64), gaussian_rdp(noise_multiplier))
-    return _frozen(values)
+    return _SubsampledCurve(noise_multiplier, sampling_rate, poisson)
 
 
 @functools.lru_cache(maxsize=1024)
-def pure_rdp(epsilon):
-    """RDP of an epsilon-DP release on ``ORDERS`` (Bun & Steinke 2016, Lemma 4; autodp)."""
+def _pure_rdp(epsilon):
     mechanism = mechanism_zoo.PureDP_Mechanism(eps=epsilon)
-    return _frozen([mechanism.RenyiDP(order) for order in ORDERS])
+    values = np.array([mechanism.RenyiDP(order) for order in ORDERS])
+    values.setflags(write=False)
+    return values
 
 
-def event_rdp(event):
-    """RDP curve of a GaussianEvent or PureEvent on ``ORDERS`` (all its steps composed)."""
+def event_rdp(event, indices=_ALL):
+    """RDP of a GaussianEvent or PureEvent (all its steps) at ``ORDERS[indices]``.
+
+    A pure epsilon-DP event enters through the RDP of randomized response (Bun & Steinke
+    2016, Lemma 4, via autodp's PureDP_Mechanism).
+    """
     if not isinstance(event, GaussianEvent):
-        return pure_rdp(event.epsilon)
+        return _pure_rdp(event.epsilon)[indices]
     if not event.subsampled:
-        return event.n_steps * gaussian_rdp(event.noise_multiplier)
-    curve = subsampled_gaussian_rdp(
+        return event.n_steps * gaussian_rdp(event.noise_multiplier, indices)
+    curve = subsampled_curve(
         event.noise_multiplier, event.sampling_rate, event.sampling == "poisson"
     )
-    return event.n_steps * curve
+    return event.n_steps * curve.at(indices)
 
 
-def ledger_rdp(events):
-    """Sum of the RDP curves of ``events`` (RDP composes additively at every order)."""
-    total = np.zeros_like(ORDERS)
+def ledger_rdp(events, indices=_ALL):
+    """Sum of the RDP of ``events`` at ``ORDERS[indices]`` (RDP composes additively)."""
+    total = np.zeros(len(indices))
     for event in events:
-        total = total + event_rdp(event)
+        total = total + event_rdp(event, indices)
     return total
 
 
-def conversion_offset(delta):
-    """What the RDP-to-DP conversion adds to rdp(alpha) at each order of ``ORDERS``.
+def conversion_offset(delta, indices=_ALL):
+    """What the RDP-to-DP conversion adds to rdp(alpha) at ``ORDERS[indices]``.
 
-    Balle et al. (2020, Thm. 21), also autodp's default conversion: an (alpha, r)-RDP
-    mechanism is (r + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), delta)-DP.
+    Balle et al. (2020, Thm. 21), also autodp's default: an (alpha, r)-RDP mechanism is
+    (r + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1), delta)-DP.
+    """
+    orders = ORDERS[indices]
+    return np.log1p(-1.0 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1.0)
 
-    Parameters
-    ----------
-    delta : float
-        In (0, 1).
+
+def minimise_over_orders(objective):
+    """Coarse-to-fine minimum of ``objective(indices) -> values`` over the order grid.
 
     Returns
     -------
-    offset : ndarray, shape=[len(ORDERS)]
+    value : float
+        The smallest value found (every evaluated order is a valid candidate).
+    index : int
+        Its index in ``ORDERS``.
     """
-    return np.log1p(-1.0 / ORDERS) - (math.log(delta) + np.log(ORDERS)) / (ORDERS - 1.0)
+    coarse = objective(_COARSE)
+    best = int(np.argmin(coarse))
+    low = _COARSE[max(best - 1, 0)]
+    high = _COARSE[min(best + 1, len(_COARSE) - 1)]
+    window = np.arange(low, high + 1)
+    values = objective(window)
+    found = int(np.argmin(values))
+    return float(values[found]), int(window[found])
 
 
-def rdp_to_epsilon(rdp, delta):
-    """Epsilon at ``delta`` implied by an RDP curve on ``ORDERS`` (best order of the grid).
+def ledger_epsilon(events, delta):
+    """Epsilon at ``delta`` of the RDP composition of ``events`` (best order of the grid).
 
     Parameters
     ----------
-    rdp : array-like, shape=[len(ORDERS)]
+    events : sequence of GaussianEvent or PureEvent
     delta : float
         In (0, 1).
 
     Returns
     -------
     epsilon : float
-        Non-negative; infinite when the curve is infinite at every order.
+        Non-negative.
     """
-    return max(float(np.min(np.asarray(rdp) + conversion_offset(delta))), 0.0)
+    value, _ = minimise_over_orders(
+        lambda indices: ledger_rdp(events, indices) + conversion_offset(delta, indices)
+    )
+    return max(value, 0.0)

@@ -30,9 +30,15 @@ from scipy import optimize
 
 from geomstats_dp._validation import check_positive_finite, check_positive_int
 from geomstats_dp.privacy.accountant import compose_epsilon
-from geomstats_dp.privacy.calibration import calibrate_gaussian, check_target, smallest_noise
+from geomstats_dp.privacy.calibration import calibrate_gaussian, check_target
+from geomstats_dp.privacy.noise_search import smallest_noise
 from geomstats_dp.privacy.events import GaussianEvent
-from geomstats_dp.privacy.renyi import ORDERS, conversion_offset, event_rdp
+from geomstats_dp.privacy.renyi import (
+    ORDERS,
+    conversion_offset,
+    event_rdp,
+    minimise_over_orders,
+)
 
 RELEASES = ("epoch", "step")
 _LOGIT_RANGE = (-16.0, 16.0)
@@ -107,15 +113,16 @@ class _Setting:
     def n_single_releases(self):
         return self.n_epochs * self.inner_steps
 
-    def events(self, sigma_full, sigma_single):
+    def events(self, full_multiplier, single_multiplier):
+        """(full-gradient event, single-sample event) of the two noise multipliers."""
         full = GaussianEvent.from_noise(
-            sigma_full,
+            full_multiplier * self.full_sensitivity,
             self.full_sensitivity,
             n_steps=self.n_full_releases,
             label="DP-RSVRG full gradient",
         )
         single = GaussianEvent.from_noise(
-            sigma_single,
+            single_multiplier * self.single_sensitivity,
             self.single_sensitivity,
             n_steps=self.n_single_releases,
             sampling_rate=1.0 / self.n,
@@ -124,17 +131,25 @@ class _Setting:
         )
         return full, single
 
-    def result(self, sigma, alpha, delta):
-        sigma_full = math.sqrt(alpha) * sigma
-        sigma_single = math.sqrt(1.0 - alpha) * sigma
-        events = self.events(sigma_full, sigma_single)
+    def split_events(self, sigma, alpha):
+        """Events of total noise ``sigma``, the share ``alpha`` of its variance on the full
+        gradient."""
+        return self.events(
+            math.sqrt(alpha) * sigma / self.full_sensitivity,
+            math.sqrt(1.0 - alpha) * sigma / self.single_sensitivity,
+        )
+
+    def result(self, events, delta):
+        """The SVRGCalibration of a (full, single) pair of events."""
+        full, single = events
+        sigma = math.hypot(full.noise_std, single.noise_std)
         return SVRGCalibration(
             sigma=sigma,
-            alpha=alpha,
-            sigma_full=sigma_full,
-            sigma_single=sigma_single,
-            noise_multiplier_full=events[0].noise_multiplier,
-            noise_multiplier_single=events[1].noise_multiplier,
+            alpha=(full.noise_std / sigma) ** 2,
+            sigma_full=full.noise_std,
+            sigma_single=single.noise_std,
+            noise_multiplier_full=full.noise_multiplier,
+            noise_multiplier_single=single.noise_multiplier,
             epsilon=compose_epsilon(events, delta),
             delta=delta,
             events=events,
@@ -205,7 +220,7 @@ def svrg_events(
     alpha = _check_alpha(alpha)
     if alpha is None:
         raise ValueError("alpha must be given (a float in (0, 1)) to build the events")
-    return setting.result(sigma, alpha, 0.5).events
+    return setting.split_events(sigma, alpha)
 
 
 def svrg_epsilon(
@@ -244,20 +259,22 @@ def svrg_epsilon(
     alpha = _check_alpha(alpha)
     if alpha is None:
         alpha = _best_alpha(setting, sigma, delta)
-    return setting.result(sigma, alpha, delta)
+    return setting.result(setting.split_events(sigma, alpha), delta)
 
 
 @functools.lru_cache(maxsize=256)
 def _best_alpha(setting, sigma, delta):
     def epsilon_of(logit):
-        alpha = 1.0 / (1.0 + math.exp(-logit))
-        return compose_epsilon(setting.events(math.sqrt(alpha) * sigma,
-                                              math.sqrt(1 - alpha) * sigma), delta)
+        return compose_epsilon(setting.split_events(sigma, _logistic(logit)), delta)
 
     found = optimize.minimize_scalar(
         epsilon_of, bounds=_LOGIT_RANGE, method="bounded", options={"xatol": _XATOL}
     )
-    return 1.0 / (1.0 + math.exp(-found.x))
+    return _logistic(found.x)
+
+
+def _logistic(logit):
+    return 1.0 / (1.0 + math.exp(-logit))
 
 
 def calibrate_svrg(
@@ -311,25 +328,29 @@ def calibrate_svrg(
     epsilon, delta = check_target(epsilon, delta)
     setting = _setting(n, n_epochs, inner_steps, clip_full, clip_single, full_gradient_releases)
     alpha = _check_alpha(alpha)
-    if alpha is None:
-        sigma, alpha = _optimal_split(setting, epsilon, delta)
-    else:
+    if alpha is not None:
         sigma = _sigma_for_alpha(setting, epsilon, delta, alpha)
-    return setting.result(sigma, alpha, delta)
+        return setting.result(setting.split_events(sigma, alpha), delta)
+    full, single = _optimal_split(setting, epsilon, delta)
+    result = setting.result(setting.events(full, single), delta)
+    while result.epsilon > epsilon:  # the ledger's order search may miss the split's order
+        full *= 1 + 1e-6
+        result = setting.result(setting.events(full, single), delta)
+    return result
 
 
 @functools.lru_cache(maxsize=256)
 def _sigma_for_alpha(setting, epsilon, delta, alpha):
-    def epsilon_of(sigma):
-        events = setting.events(math.sqrt(alpha) * sigma, math.sqrt(1 - alpha) * sigma)
-        return compose_epsilon(events, delta)
+    def events_of(sigma):
+        return setting.split_events(sigma, alpha)
 
     initial = setting.single_sensitivity / math.sqrt(1 - alpha)
-    return smallest_noise(epsilon_of, epsilon, initial, name="noise sigma")
+    return smallest_noise(events_of, epsilon, delta, initial, name="noise sigma")
 
 
 @functools.lru_cache(maxsize=256)
 def _optimal_split(setting, epsilon, delta):
+    """(z1, z2) of the smallest sigma meeting the target."""
     # z2 >= lowest: below it the single-sample steps alone exceed the target.
     lowest = calibrate_gaussian(
         epsilon,
@@ -358,26 +379,27 @@ def _optimal_split(setting, epsilon, delta):
         method="bounded",
         options={"xatol": _SPLIT_XATOL},
     )
-    full, single = split(found.x)
-    sigma = math.hypot(setting.full_sensitivity * full, setting.single_sensitivity * single)
-    return sigma, (setting.full_sensitivity * full / sigma) ** 2
+    return split(found.x)
 
 
 def _full_multiplier_needed(setting, epsilon, delta, single_multiplier):
     """Smallest z1 such that the run with single-sample multiplier z2 meets the target.
 
     On order a the ledger costs T1 a / (2 z1^2) + T2 R(a; z2) + offset(a) <= epsilon, so
-    z1^2 >= T1 a / (2 (epsilon - T2 R(a) - offset(a))) where the bracket is positive.
+    z1^2 >= T1 a / (2 (epsilon - T2 R(a) - offset(a))) where the bracket (the room left by
+    the single-sample steps) is positive: orders within a factor two of the single-sample
+    steps' own best order, where the room is largest.
     """
-    single = GaussianEvent(
-        single_multiplier,
-        setting.n_single_releases,
-        sampling_rate=1.0 / setting.n,
-        sampling="without_replacement",
-    )
-    room = epsilon - event_rdp(single) - conversion_offset(delta)
-    feasible = room > 0
+    _, single = setting.events(1.0, single_multiplier)
+
+    def room(indices):
+        return epsilon - event_rdp(single, indices) - conversion_offset(delta, indices)
+
+    _, best = minimise_over_orders(lambda indices: -room(indices))
+    window = np.flatnonzero((ORDERS >= ORDERS[best] / 2) & (ORDERS <= ORDERS[best] * 2))
+    left = room(window)
+    feasible = left > 0
     if not feasible.any():
         return math.inf
-    needed = setting.n_full_releases * ORDERS[feasible] / (2.0 * room[feasible])
+    needed = setting.n_full_releases * ORDERS[window][feasible] / (2.0 * left[feasible])
     return math.sqrt(float(np.min(needed))) * (1 + 1e-9)

@@ -59,6 +59,12 @@ class Geometry:
     homogeneous: bool = False
     metric_scale: float = 1.0
 
+    def scaled_injectivity_radius(self):
+        """Injectivity radius in the space's own (possibly scaled) metric, or None."""
+        if self.injectivity_radius is None:
+            return None
+        return self.injectivity_radius * math.sqrt(self.metric_scale)
+
 
 def _constant(value, dim):
     """Constant sectional curvature; a one-dimensional space has none (report 0)."""

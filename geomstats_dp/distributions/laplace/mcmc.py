@@ -30,6 +30,16 @@ from geomstats_dp.distributions.tangent_gaussian import TangentGaussian
 MAX_REDRAWS = 100
 
 
+def default_step_size(scale, radius=None, max_step=math.inf):
+    """Proposal scale for a Laplace-like target of scale sigma: 2 sigma, kept below half the
+    ball radius (the chain must move inside a truncation ball) and a third of ``max_step``.
+    """
+    step = 2.0 * scale
+    if radius is not None:
+        step = min(step, 0.5 * radius)
+    return min(step, max_step / 3.0)
+
+
 class ManifoldMetropolis:
     """Independent random-walk Metropolis-Hastings chains on ``space``.
 

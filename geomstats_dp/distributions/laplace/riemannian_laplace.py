@@ -11,7 +11,7 @@ from geomstats_dp._validation import (
     check_positive_int,
 )
 from geomstats_dp.distributions.laplace.geometry import describe
-from geomstats_dp.distributions.laplace.mcmc import ManifoldMetropolis
+from geomstats_dp.distributions.laplace.mcmc import ManifoldMetropolis, default_step_size
 from geomstats_dp.distributions.laplace.radial import RadialLaw, log_sphere_area
 from geomstats_dp.distributions.laplace.rejection import LowAcceptanceError, rejection_sample
 from geomstats_dp.distributions.laplace.spd_polar import (
@@ -161,10 +161,10 @@ class RiemannianLaplace:
         limit = self.scale_limit()
         if self.truncated or self.scale < limit:
             return
-        law = {
-            "hyperbolic": f"exp(-r/scale) sinh^(d-1)(r) on H^{self.geometry.dim}",
-            "spd_affine": f"exp(-|r|/scale) prod sinh(|r_i - r_j|/2) on SPD({self.space.n})",
-        }[self.geometry.family]
+        if self.geometry.family == "hyperbolic":
+            law = f"exp(-r/scale) sinh^(d-1)(r) on H^{self.geometry.dim}"
+        else:
+            law = f"exp(-|r|/scale) prod sinh(|r_i - r_j|/2) on SPD({self.space.n})"
         raise ValueError(
             f"scale must be < {limit:.6g} for the Laplace law to be normalisable ({law}); "
             f"got scale={self.scale}. Pass radius= to restrict it to a ball"
@@ -243,14 +243,13 @@ class RiemannianLaplace:
 
     def _manifold_chains(self):
         options = dict(self.mcmc_options)
-        injectivity = self.geometry.injectivity_radius
+        injectivity = self.geometry.scaled_injectivity_radius()
         if "max_step" not in options and injectivity is not None and math.isfinite(injectivity):
-            options["max_step"] = injectivity * self._unit
+            options["max_step"] = injectivity
         if "step_size" not in options:
-            step = 2.0 * self.scale
-            if self.truncated:
-                step = min(step, 0.5 * self.radius)
-            options["step_size"] = min(step, options.get("max_step", math.inf) / 3.0)
+            options["step_size"] = default_step_size(
+                self.scale, self.radius, options.get("max_step", math.inf)
+            )
         return ManifoldMetropolis(self.space, self._log_target, **options)
 
     def _mcmc_points(self, n_samples, rng):

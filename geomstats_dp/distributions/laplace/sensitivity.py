@@ -57,10 +57,10 @@ def curvature_bounds(space):
 
 def injectivity_radius(space):
     """Global injectivity radius of ``space``'s metric (inf for Hadamard manifolds)."""
-    geometry = describe(space)
-    if geometry.injectivity_radius is None:
+    radius = describe(space).scaled_injectivity_radius()
+    if radius is None:
         raise _unsupported(space, "the injectivity radius")
-    return geometry.injectivity_radius * math.sqrt(geometry.metric_scale)
+    return radius
 
 
 def max_data_radius(space):

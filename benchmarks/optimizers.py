@@ -1,0 +1,509 @@
+"""Optimisers: DP-RGD vs DP-RSGD vs DP-RSVRG (paper 000, Figure 3) and DP-RGD's overhead.
+
+Two measurements, both in one run:
+
+* Utility against gradient complexity. For each epsilon in {0.1, 0.3, 0.5} (delta = 1e-6)
+  and five seeds, ``PrivateFrechetMean`` is fitted with each method over a small grid of
+  ``n_iter`` values; every fit is (epsilon, delta)-DP on its own (the estimator
+  recalibrates the noise for its ``n_iter``). Recorded: the per-sample gradient
+  evaluations (IFO calls, ``n_gradient_evaluations_``) and the excess empirical risk
+  F(x_priv) - F(x*), F(x) = mean_i d(x, z_i)^2 / 2, x* from ``exact_frechet_mean``.
+  Two datasets:
+
+  - ``emg``: the 3,898 EMG covariances of all four gestures, SPD(8) with the
+    affine-invariant metric, public clip norm C = 5 (the identity start is at distance
+    4.9 from the mean; 99% of the data lie within 4.8 of the mean);
+  - ``tree``: a random hierarchy of 1,273 nodes embedded in the hyperbolic plane H^2
+    (hyperboloid model) by depth and subtree angles, its root moved to distance 1 from
+    the start point (``tree_points``); C = 4.5, the data radius around the start point.
+
+  Everything but ``n_iter`` is the estimator's default, except two step sizes:
+  DP-RSGD's (``rsgd_step_size``: the default eta_t = 1/(t+1) makes the first steps as
+  long as the noise, which overflows the SPD exponential at epsilon = 0.1) and
+  DP-RSVRG's (``rsvrg_step_size``: 0.5/m; the default 1/m is kept as a fourth curve,
+  "rsvrg_unit_step").
+* Time of a warm (calibration cached) and a cold (caches cleared) DP-RGD fit against
+  geomstats' ``FrechetMean`` run for the same number of iterations (no early stop, same
+  step size), on the EMG data and on 1,000 von Mises-Fisher points of S^2; medians of
+  interleaved repetitions, and a cProfile breakdown of the warm private fit.
+
+BLAS runs single-threaded (threadpoolctl), as in the sampling benchmark.
+"""
+
+import cProfile
+import logging
+import math
+import pstats
+import sys
+import time
+from dataclasses import dataclass
+
+import geomstats.backend as gs
+import numpy as np
+from geomstats.geometry.hyperboloid import Hyperboloid
+from geomstats.geometry.hypersphere import Hypersphere
+from geomstats.geometry.spd_matrices import SPDMatrices
+from geomstats.learning.frechet_mean import FrechetMean
+from threadpoolctl import threadpool_limits
+
+from benchmarks.accounting import timed, write_csv
+from geomstats_dp._backend import to_numpy
+from geomstats_dp.datasets import load_emg_covariances
+from geomstats_dp.learning import PrivateFrechetMean, _defaults
+from geomstats_dp.learning.reference import exact_frechet_mean
+from geomstats_dp.optim import InverseTimeStep
+from geomstats_dp.privacy import calibrate_gaussian
+
+DELTA = 1e-6
+# Curves: name -> (estimator method, label, colour). "rsvrg_unit_step" is DP-RSVRG with
+# the estimator's default step 1/m; "rsvrg" uses 0.5/m (see ``step_size_for``).
+VARIANTS = {
+    "rgd": ("rgd", "DP-RGD", "tab:blue"),
+    "rsgd": ("rsgd", "DP-RSGD", "tab:orange"),
+    "rsvrg": ("rsvrg", "DP-RSVRG (step 0.5/m)", "tab:green"),
+    "rsvrg_unit_step": ("rsvrg", "DP-RSVRG (default step 1/m)", "tab:olive"),
+}
+COMPARABLE_FACTOR = 2.0  # "comparable" excess risk: within this factor of the best mean
+TIMING_EPSILON = 0.5
+TARGET_RATIO = 1.5
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Sizes of one run (full or quick)."""
+
+    epsilons: tuple
+    seeds: tuple
+    rgd_iters: tuple  # steps
+    rsgd_fractions: tuple  # steps as fractions of n
+    rsvrg_epochs: tuple
+    emg_gesture: object  # None: all gestures
+    tree_depth: int
+    tree_seed: int
+    timing_repeats: dict  # dataset -> warm repetitions
+    cold_repeats: int
+    profile_fits: dict  # dataset -> warm fits profiled
+
+
+FULL = Settings(
+    epsilons=(0.1, 0.3, 0.5),
+    seeds=(0, 1, 2, 3, 4),
+    rgd_iters=(2, 4, 8, 16, 32),
+    rsgd_fractions=(1 / 16, 1 / 4, 1.0),
+    rsvrg_epochs=(1, 2, 4, 8),
+    emg_gesture=None,
+    tree_depth=7,
+    tree_seed=1,
+    timing_repeats={"emg": 7, "sphere": 41},
+    cold_repeats=3,
+    profile_fits={"emg": 3, "sphere": 50},
+)
+QUICK = Settings(
+    epsilons=(0.5,),
+    seeds=(0, 1),
+    rgd_iters=(2, 8),
+    rsgd_fractions=(1 / 16, 1 / 4),
+    rsvrg_epochs=(1, 2),
+    emg_gesture="rock",
+    tree_depth=5,
+    tree_seed=0,
+    timing_repeats={"emg": 3, "sphere": 11},
+    cold_repeats=1,
+    profile_fits={"emg": 1, "sphere": 10},
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A Frechet-mean problem: data, public clip norm, and its exact solution."""
+
+    name: str
+    space: object
+    points: object
+    clip_norm: float
+    optimum_risk: float
+
+    @property
+    def n_samples(self):
+        return int(self.points.shape[0])
+
+    def risk(self, point):
+        """F(x) = mean_i d(x, z_i)^2 / 2."""
+        return empirical_risk(self.space, self.points, point)
+
+
+def empirical_risk(space, points, point):
+    """F(x) = mean_i d(x, z_i)^2 / 2."""
+    return float(np.mean(to_numpy(space.metric.squared_dist(points, point)))) / 2
+
+
+def make_problem(name, space, points, clip_norm):
+    """A Problem with F(x*) from the converged reference solver."""
+    optimum_risk = empirical_risk(space, points, exact_frechet_mean(space, points))
+    return Problem(name, space, points, clip_norm, optimum_risk)
+
+
+def emg_problem(settings):
+    """EMG covariances (all gestures, or one in quick runs), SPD(8), C = 5."""
+    covariances, _ = load_emg_covariances(gesture=settings.emg_gesture)
+    return make_problem("emg", SPDMatrices(8), covariances, clip_norm=5.0)
+
+
+def tree_points(depth, radius_step=0.5, max_children=4, root_offset=1.0, seed=0):
+    """A random hierarchy embedded in H^2 by depth (radius) and subtree sizes (angles).
+
+    Every node above ``depth`` gets 1 to ``max_children`` children (numpy generator
+    ``seed``). A node at depth k sits at hyperbolic distance k * ``radius_step`` from the
+    root; the root owns the angles [0, 2 pi), each node splits its interval among its
+    children in proportion to their subtree sizes and sits at the middle of its own
+    interval. This balanced layout puts the Frechet mean within 0.01 of the root, so the
+    tree is then moved by a Lorentz boost that takes the root from the apex (the start
+    point of the optimisers) to distance ``root_offset`` along the first axis.
+
+    Returns
+    -------
+    points : numpy.ndarray, shape=[n_nodes, 3]
+        Hyperboloid coordinates; every node lies within depth * radius_step +
+        root_offset of the apex.
+    """
+    rng = np.random.default_rng(seed)
+    children, depths, frontier = [[]], [0], [0]
+    for level in range(1, depth + 1):
+        next_frontier = []
+        for parent in frontier:
+            for _ in range(int(rng.integers(1, max_children + 1))):
+                children.append([])
+                depths.append(level)
+                children[parent].append(len(depths) - 1)
+                next_frontier.append(len(depths) - 1)
+        frontier = next_frontier
+    sizes = np.ones(len(depths))
+    for node in reversed(range(len(depths))):  # children have larger indices
+        sizes[node] += sum(sizes[child] for child in children[node])
+    starts, widths = np.zeros(len(depths)), np.zeros(len(depths))
+    widths[0] = 2 * np.pi
+    for node, node_children in enumerate(children):
+        start = starts[node]
+        for child in node_children:
+            widths[child] = widths[node] * sizes[child] / (sizes[node] - 1)
+            starts[child], start = start, start + widths[child]
+    radii, angles = radius_step * np.array(depths), starts + widths / 2
+    around_apex = np.stack(
+        [np.cosh(radii), np.sinh(radii) * np.cos(angles), np.sinh(radii) * np.sin(angles)],
+        axis=1,
+    )
+    cosh, sinh = np.cosh(root_offset), np.sinh(root_offset)
+    boost = np.array([[cosh, sinh, 0.0], [sinh, cosh, 0.0], [0.0, 0.0, 1.0]])
+    return around_apex @ boost.T
+
+
+def tree_problem(settings, radius_step=0.5, root_offset=1.0):
+    """The embedded hierarchy on the hyperboloid H^2; C = its radius around the apex."""
+    points = gs.array(tree_points(settings.tree_depth, radius_step, root_offset=root_offset,
+                                  seed=settings.tree_seed))
+    clip_norm = settings.tree_depth * radius_step + root_offset
+    return make_problem("tree", Hyperboloid(2), points, clip_norm)
+
+
+def rsgd_step_size(problem, epsilon, n_iter):
+    """eta_t = 1 / (t + t0), t0 = max(1, expected norm of one step's noise).
+
+    The default t0 = 1 makes the first steps as long as the noise, sigma sqrt(d) (over 100
+    at epsilon = 0.1 on the EMG data, where the SPD exponential then overflows). t0 only
+    depends on public quantities (epsilon, delta, n, batch size, C, n_iter), and the
+    calibration it repeats is the estimator's own (cached).
+    """
+    n_samples = problem.n_samples
+    batch = _defaults.default_batch_size(n_samples)
+    multiplier = calibrate_gaussian(
+        epsilon, DELTA, n_iter, batch / n_samples, "without_replacement"
+    )
+    noise_norm = multiplier * 2 * problem.clip_norm / batch * math.sqrt(problem.space.dim)
+    return InverseTimeStep(1.0, offset=max(1.0, noise_norm))
+
+
+def rsvrg_step_size(problem):
+    """eta = 0.5 / m: an epoch moves as far as one DP-RGD step (eta = 0.5).
+
+    With the default C1 = C / 100 the inner steps follow the transported snapshot gradient
+    almost unchanged, so an epoch is close to one full-gradient step of m * eta. The
+    default eta = 1/m makes that a unit step, which oscillates on the hyperbolic tree (as
+    DP-RGD's unit step would: that is why DP-RGD's default is 0.5).
+    """
+    return _defaults.RGD_STEP_SIZE / _defaults.default_inner_steps(problem.n_samples)
+
+
+def step_size_for(variant, problem, epsilon, n_iter):
+    """The step size a curve passes to the estimator (None: the estimator's default)."""
+    if variant == "rsgd":
+        return rsgd_step_size(problem, epsilon, n_iter)
+    if variant == "rsvrg":
+        return rsvrg_step_size(problem)
+    return None
+
+
+def n_iter_grid(settings, method, n_samples):
+    """The n_iter values swept for the estimator ``method``."""
+    if method == "rgd":
+        return settings.rgd_iters
+    if method == "rsgd":
+        return tuple(max(1, round(fraction * n_samples)) for fraction in settings.rsgd_fractions)
+    return settings.rsvrg_epochs
+
+
+def fit_private(problem, variant, epsilon, n_iter, seed):
+    """One (epsilon, delta)-DP fit of a curve's estimator; (estimator, seconds)."""
+    estimator = PrivateFrechetMean(
+        problem.space, epsilon=epsilon, delta=DELTA, method=VARIANTS[variant][0],
+        clip_norm=problem.clip_norm, n_iter=n_iter,
+        step_size=step_size_for(variant, problem, epsilon, n_iter), random_state=seed,
+    )
+    return timed(lambda: estimator.fit(problem.points))
+
+
+def utility_rows(problem, settings):
+    """One row per fit: excess risk and IFO calls."""
+    rows = []
+    for epsilon in settings.epsilons:
+        for method in VARIANTS:
+            for n_iter in n_iter_grid(settings, VARIANTS[method][0], problem.n_samples):
+                for seed in settings.seeds:
+                    fitted, seconds = fit_private(problem, method, epsilon, n_iter, seed)
+                    rows.append({
+                        "dataset": problem.name, "n_samples": problem.n_samples,
+                        "method": method, "epsilon": epsilon, "seed": seed,
+                        "n_iter": n_iter, "n_steps": fitted.n_iter_,
+                        "ifo": fitted.n_gradient_evaluations_,
+                        "excess_risk": problem.risk(fitted.estimate_) - problem.optimum_risk,
+                        "seconds": round(seconds, 4),
+                        "first_seed_of_config": seed == settings.seeds[0],
+                    })
+                print(f"  {problem.name} eps={epsilon} {method} n_iter={n_iter}: "
+                      f"mean excess {np.mean([r['excess_risk'] for r in rows[-len(settings.seeds):]]):.4g}",
+                      flush=True)
+    return rows
+
+
+def curves(rows):
+    """(dataset, epsilon, method) -> sorted list of (ifo, mean, min, max) over seeds."""
+    grouped = {}
+    for row in rows:
+        key = (row["dataset"], row["epsilon"], row["method"])
+        grouped.setdefault(key, {}).setdefault(row["ifo"], []).append(row["excess_risk"])
+    return {
+        key: sorted((ifo, np.mean(v), np.min(v), np.max(v)) for ifo, v in by_ifo.items())
+        for key, by_ifo in grouped.items()
+    }
+
+
+def summary_rows(rows):
+    """Best mean excess risk per dataset/epsilon/method, and the IFO calls to a comparable one.
+
+    "Comparable": a mean excess risk within ``COMPARABLE_FACTOR`` of the best mean of all
+    methods at that epsilon; ``ifo_to_comparable`` is the fewest IFO calls on the grid
+    reaching it (empty when never reached).
+    """
+    all_curves = curves(rows)
+    summary = []
+    for (dataset, epsilon, method), curve in sorted(all_curves.items()):
+        best_all = min(
+            point[1] for key, other in all_curves.items()
+            if key[:2] == (dataset, epsilon) for point in other
+        )
+        best = min(curve, key=lambda point: point[1])
+        reached = [ifo for ifo, mean, _, _ in curve if mean <= COMPARABLE_FACTOR * best_all]
+        summary.append({
+            "dataset": dataset, "epsilon": epsilon, "method": method,
+            "best_mean_excess_risk": best[1], "ifo_at_best": best[0],
+            "best_of_all_methods": best_all,
+            "ifo_to_comparable": min(reached) if reached else "",
+        })
+    return summary
+
+
+def sphere_points(n_samples=1000, kappa=10.0):
+    """von Mises-Fisher sample on S^2 (geomstats' sampler, seeded)."""
+    gs.random.seed(0)
+    return Hypersphere(2).random_von_mises_fisher(kappa=kappa, n_samples=n_samples)
+
+
+def timing_problems(emg):
+    """(name, space, points, clip norm) for the timing comparison."""
+    return [("emg", emg.space, emg.points, emg.clip_norm),
+            ("sphere", Hypersphere(2), sphere_points(), math.pi)]
+
+
+def private_fit(space, points, clip_norm, seed=0):
+    """Fit a default DP-RGD estimator; returns it."""
+    return PrivateFrechetMean(
+        space, epsilon=TIMING_EPSILON, delta=DELTA, method="rgd", clip_norm=clip_norm,
+        random_state=seed,
+    ).fit(points)
+
+
+def geomstats_fit(space, points, n_iter):
+    """geomstats' FrechetMean for exactly ``n_iter`` iterations at DP-RGD's step size."""
+    estimator = FrechetMean(space)
+    estimator.optimizer.max_iter = n_iter
+    estimator.optimizer.epsilon = 0.0
+    estimator.optimizer.init_step_size = _defaults.RGD_STEP_SIZE
+    return estimator.fit(points)
+
+
+def clear_calibration_caches():
+    """Forget every cached calibration and RDP curve of ``geomstats_dp.privacy``."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("geomstats_dp.privacy") and module is not None:
+            for value in vars(module).values():
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+def timing_rows(emg, settings):
+    """Median warm and cold private-fit times against geomstats, interleaved."""
+    rows = []
+    for name, space, points, clip_norm in timing_problems(emg):
+        n_iter = private_fit(space, points, clip_norm).n_iter_
+        warm, cold, baseline = [], [], []
+        for repeat in range(settings.timing_repeats[name]):
+            warm.append(timed(lambda: private_fit(space, points, clip_norm, repeat))[1])
+            baseline.append(timed(lambda: geomstats_fit(space, points, n_iter))[1])
+        for repeat in range(settings.cold_repeats):
+            clear_calibration_caches()
+            cold.append(timed(lambda: private_fit(space, points, clip_norm, repeat))[1])
+        base = float(np.median(baseline))
+        rows.append({
+            "dataset": name, "n_samples": int(points.shape[0]), "method": "rgd",
+            "epsilon": TIMING_EPSILON, "n_iter": n_iter,
+            "private_warm_s": float(np.median(warm)), "private_cold_s": float(np.median(cold)),
+            "geomstats_s": base,
+            "ratio_warm": float(np.median(warm)) / base,
+            "ratio_cold": float(np.median(cold)) / base,
+            "target": TARGET_RATIO, "met_warm": float(np.median(warm)) / base <= TARGET_RATIO,
+            "repeats_warm": len(warm), "repeats_cold": len(cold),
+        })
+        print(f"  timing {name}: private {rows[-1]['private_warm_s']:.4g} s (cold "
+              f"{rows[-1]['private_cold_s']:.4g} s), geomstats {base:.4g} s, ratio "
+              f"{rows[-1]['ratio_warm']:.2f}", flush=True)
+    return rows
+
+
+# Where a private fit's time goes: (category, file suffix, function, caller file suffix or
+# None), cumulative times; the clipping row is clipped_sum minus the gradients inside it.
+PROFILE_PARTS = (
+    ("calibration", "learning/_gradient_plan.py", "plan_gradient_release", None),
+    ("budget accounting", "privacy/budget.py", "check", None),
+    ("budget accounting", "privacy/budget.py", "spend", None),
+    ("input validation", "learning/_data.py", "check_shape", None),
+    ("input validation", "learning/_data.py", "check_values", None),
+    ("input validation", "optim/losses.py", "check_data", None),
+    ("input validation", "optim/initial_point.py", "check_init_point", None),
+    ("input validation", "optim/initial_point.py", "canonical_point", "learning/frechet_mean.py"),
+    ("per-sample gradients", "optim/losses.py", "gradients", None),
+    ("clipping and weighted sum", "optim/oracle.py", "clipped_sum", None),
+    ("noise sampling", "optim/oracle.py", "add_noise", None),
+    ("exponential map", None, "exp", "optim/loop.py"),
+)
+OTHER_PART = ("other", "loop, schedule, output tracker, estimator")
+
+
+def _cumulative(stats, file_suffix, function, caller_suffix):
+    """Cumulative seconds of matching functions (only through calls from ``caller_suffix``)."""
+    total = 0.0
+    for (filename, _, name), (_, _, _, cumtime, callers) in stats.stats.items():
+        if name != function or (file_suffix and not filename.endswith(file_suffix)):
+            continue
+        if caller_suffix is None:
+            total += cumtime
+        else:
+            total += sum(entry[3] for caller, entry in callers.items()
+                         if caller[0].endswith(caller_suffix))
+    return total
+
+
+def profile_rows(emg, settings):
+    """cProfile breakdown of warm DP-RGD fits: seconds per fit and share, per function."""
+    rows = []
+    for name, space, points, clip_norm in timing_problems(emg):
+        private_fit(space, points, clip_norm)  # warm the calibration cache
+        n_fits = settings.profile_fits[name]
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for seed in range(n_fits):
+            private_fit(space, points, clip_norm, seed)
+        profiler.disable()
+        stats = pstats.Stats(profiler)
+        total = _cumulative(stats, "learning/frechet_mean.py", "fit", None)
+        parts = {(category, function): _cumulative(stats, file_suffix, function, caller)
+                 for category, file_suffix, function, caller in PROFILE_PARTS}
+        parts[("clipping and weighted sum", "clipped_sum")] -= parts[
+            ("per-sample gradients", "gradients")]
+        parts[OTHER_PART] = total - sum(parts.values())
+        for (category, function), seconds in parts.items():
+            rows.append({"dataset": name, "category": category, "function": function,
+                         "seconds_per_fit": seconds / n_fits, "share": seconds / total})
+    return rows
+
+
+def plot(path, problem_name, rows, settings):
+    """Log excess risk vs log IFO calls, one panel per epsilon, mean and min-max band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    all_curves = curves(rows)
+    fig, axes = plt.subplots(1, len(settings.epsilons), figsize=(4.6 * len(settings.epsilons), 3.8),
+                             squeeze=False)
+    for axis, epsilon in zip(axes.flat, settings.epsilons):
+        for method, (_, label, colour) in VARIANTS.items():
+            curve = all_curves.get((problem_name, epsilon, method))
+            if not curve:
+                continue
+            ifo, mean, low, high = (np.array(values) for values in zip(*curve))
+            axis.plot(ifo, mean, "o-", color=colour, label=label)
+            axis.fill_between(ifo, low, high, color=colour, alpha=0.2)
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_title(f"epsilon = {epsilon}, delta = {DELTA:g}")
+        axis.set_xlabel("IFO calls (per-sample gradients)")
+        axis.set_ylabel("excess risk F(x) - F(x*)")
+        axis.grid(True, which="both", alpha=0.3)
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle(f"{problem_name}: mean over {len(settings.seeds)} seeds, band min-max",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run(output_dir, quick=False):
+    """Run the benchmark; write ``optimizers[_quick]_*.csv`` and one plot per dataset."""
+    settings = QUICK if quick else FULL
+    prefix = "optimizers_quick" if quick else "optimizers"
+    start = time.perf_counter()
+    logging.disable(logging.WARNING)  # geomstats' "maximum number of iterations reached"
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):
+            problems = [emg_problem(settings), tree_problem(settings)]
+            runs = []
+            for problem in problems:
+                print(f"utility: {problem.name} (n = {problem.n_samples}, "
+                      f"F* = {problem.optimum_risk:.4g})", flush=True)
+                runs += utility_rows(problem, settings)
+            timing = timing_rows(problems[0], settings)
+            profile = profile_rows(problems[0], settings)
+    finally:
+        logging.disable(logging.NOTSET)
+    summary = summary_rows(runs)
+    write_csv(output_dir / f"{prefix}_runs.csv", runs)
+    write_csv(output_dir / f"{prefix}_summary.csv", summary)
+    write_csv(output_dir / f"{prefix}_timing.csv", timing)
+    write_csv(output_dir / f"{prefix}_profile.csv", profile)
+    for problem in problems:
+        plot(output_dir / f"{prefix}_{problem.name}.png", problem.name, runs, settings)
+    for row in summary:
+        print(f"  {row['dataset']} eps={row['epsilon']} {VARIANTS[row['method']][1]}: best "
+              f"{row['best_mean_excess_risk']:.4g} at {row['ifo_at_best']} IFO; comparable "
+              f"from {row['ifo_to_comparable'] or 'never'}")
+    print(f"optimizers benchmark: {time.perf_counter() - start:.0f} s", flush=True)
