@@ -21,7 +21,7 @@ def to_numpy(x):
 
 def to_backend(x):
     """Return a numpy array as an array of the active geomstats backend (float64)."""
-    return gs.from_numpy(np.ascontiguousarray(x, dtype=np.float64))
+    return gs.from_numpy(np.asarray(x, dtype=np.float64, order="C"))
 
 
 class SecureGenerator:

@@ -10,6 +10,13 @@ import pytest
 
 BACKEND = os.environ.get("GEOMSTATS_BACKEND", "numpy")
 
+if BACKEND == "pytorch":
+    import torch
+
+    # Small geomstats einsums are tens of times slower with several threads competing
+    # with the other pytest worker; make test runs one worker per core.
+    torch.set_num_threads(1)
+
 
 def pytest_collection_modifyitems(config, items):
     """Skip backend-independent tests outside the numpy run."""

@@ -12,6 +12,8 @@ with a kernel K(lam) of the metric; the inverse divides by K. One ``eigh`` per b
 
 from abc import abstractmethod
 
+import functools
+
 import numpy as np
 from geomstats.geometry.spd_matrices import (
     SPDAffineMetric,
@@ -40,11 +42,12 @@ class _SymmetricCoordinates(IsometricTransport):
 
     reference_scale = 1.0
 
-    @property
+    @functools.cached_property
     def _triu(self):
         """Row and column indices of the upper triangle (diagonal included)."""
         return np.triu_indices(self.space.n)
 
+    @functools.cached_property
     def _entry_scales(self):
         """C * reference_scale on the upper triangle, shape=[d]."""
         rows, cols = self._triu
@@ -55,7 +58,7 @@ class _SymmetricCoordinates(IsometricTransport):
         size = self.space.n
         rows, cols = self._triu
         mats = np.zeros(coefficients.shape[:-1] + (size, size))
-        values = coefficients * self._entry_scales()
+        values = coefficients * self._entry_scales
         mats[..., rows, cols] = values
         mats[..., cols, rows] = values
         return mats
@@ -63,7 +66,7 @@ class _SymmetricCoordinates(IsometricTransport):
     def to_coordinates(self, tangent_vecs):
         """Symmetric matrices [..., m, m] at I -> coordinates [..., m(m+1)/2]."""
         rows, cols = self._triu
-        return tangent_vecs[..., rows, cols] / self._entry_scales()
+        return tangent_vecs[..., rows, cols] / self._entry_scales
 
 
 class _EigenbasisTransport(_SymmetricCoordinates):
@@ -101,6 +104,18 @@ class SPDAffineTransport(_EigenbasisTransport):
         """sqrt(lam_r lam_s)."""
         roots = np.sqrt(eigvals)
         return roots[..., :, None] * roots[..., None, :]
+
+    def sample(self, base_points, n_samples, rng):
+        """Draw U = C * A at I and map it to L U L^T, W = L L^T (Cholesky).
+
+        U -> L U L^T is also a linear isometry T_I -> T_W (tr(W^-1 X W^-1 X) = tr(U^2) for
+        X = L U L^T), so the draw is exact; a Cholesky factorisation costs a quarter of the
+        eigendecomposition that the parallel transport needs.
+        """
+        factors = np.linalg.cholesky(base_points)
+        coefficients = rng.standard_normal((n_samples, base_points.shape[0], self.dim))
+        at_identity = self.from_coordinates(coefficients)
+        return _symmetrize(factors @ at_identity @ np.swapaxes(factors, -1, -2))
 
 
 @register_transport(SPDBuresWassersteinMetric)
@@ -142,3 +157,8 @@ class SPDEuclideanTransport(_SymmetricCoordinates, EuclideanTransport):
     ``MatricesMetric`` unchanged (its coordinates fill all m^2 entries, not Sym(m)): the
     coordinates are those of Sym(m), the identity transport that of the Euclidean case.
     """
+
+    @classmethod
+    def supports(cls, space):
+        """Every SPD space: its coordinates are those of Sym(m)."""
+        return True

@@ -37,8 +37,9 @@ class PoleTransport(IsometricTransport):
 
     def from_coordinates(self, coefficients):
         """Coordinates [..., d] -> (0, a) [..., d+1], tangent at the poles."""
-        padding = [(0, 0)] * (coefficients.ndim - 1) + [(1, 0)]
-        return np.pad(coefficients, padding)
+        tangent_vecs = np.zeros(coefficients.shape[:-1] + (coefficients.shape[-1] + 1,))
+        tangent_vecs[..., 1:] = coefficients
+        return tangent_vecs
 
     def to_coordinates(self, tangent_vecs):
         """(0, a) [..., d+1] -> a [..., d]."""

@@ -114,6 +114,13 @@ def compose_epsilon(events, delta, method="auto"):
     epsilon : float
         0.0 for an empty ledger; infinite for Gaussian events at delta = 0.
 
+    Notes
+    -----
+    Full-batch Gaussians compose exactly (Gaussian DP); subsampled ones through RDP
+    (autodp). A ledger with pure events gets the smaller of (a) the Gaussian part's
+    epsilon plus the sum of the pure epsilons and (b) the RDP composition of everything,
+    each pure epsilon-DP event entering through the RDP curve of randomized response.
+
     Examples
     --------
     >>> compose_epsilon([GaussianEvent(2.0, n_steps=100)], delta=1e-5)  # doctest: +SKIP

@@ -8,8 +8,8 @@ from geomstats_dp._validation import check_positive_finite, check_probability
 from geomstats_dp.privacy._exceptions import BudgetExceededError
 from geomstats_dp.privacy.accountant import compose
 from geomstats_dp.privacy.calibration import calibrate_gaussian, check_target
-from geomstats_dp.privacy.noise_search import smallest_noise
 from geomstats_dp.privacy.events import GaussianEvent, check_events
+from geomstats_dp.privacy.noise_search import smallest_noise
 
 _ACTIVE = contextvars.ContextVar("geomstats_dp_active_budgets", default=())
 _CHECK_RTOL = 1e-9  # float slack of the comparison with the total epsilon
@@ -128,6 +128,11 @@ class PrivacyBudget:
         -------
         epsilon : float
             Epsilon of the ledger with ``events`` added (nothing is charged).
+
+        Raises
+        ------
+        BudgetExceededError
+            If that epsilon exceeds the budget's (beyond a relative 1e-9 of float slack).
         """
         events = check_events(events)
         with self._lock:

@@ -31,8 +31,8 @@ from scipy import optimize
 from geomstats_dp._validation import check_positive_finite, check_positive_int
 from geomstats_dp.privacy.accountant import compose_epsilon
 from geomstats_dp.privacy.calibration import calibrate_gaussian, check_target
-from geomstats_dp.privacy.noise_search import smallest_noise
 from geomstats_dp.privacy.events import GaussianEvent
+from geomstats_dp.privacy.noise_search import smallest_noise
 from geomstats_dp.privacy.renyi import (
     ORDERS,
     conversion_offset,

@@ -11,10 +11,11 @@ freedom) of FALSE_ALARM, Bonferroni-corrected over the entries checked at once.
 
 import numpy as np
 import pytest
-from scipy import stats
 from geomstats.geometry.positive_lower_triangular_matrices import (
     PositiveLowerTriangularMatrices,
 )
+from scipy import stats
+from threadpoolctl import threadpool_limits
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
@@ -33,13 +34,24 @@ from ._statistics import (
     inner_products,
     orthonormal_coordinates,
 )
-from .conftest import FAMILIES, make_case
+from .conftest import make_case
 
 SIGMA = 0.7
 N_DRAWS = 10_000
-N_CHAINS = 200
-DRAWS_PER_CHAIN = 20
+N_CHAINS = 400
+DRAWS_PER_CHAIN = 10
 ROUNDING = 1e-10
+
+
+@pytest.fixture(autouse=True)
+def _single_threaded():
+    """Run on one BLAS / OpenMP thread (torch's kernels included).
+
+    These tests make many tiny calls, which extra threads only slow down: up to 20x on a
+    loaded 2-core machine.
+    """
+    with threadpool_limits(limits=1):
+        yield
 
 
 def _cholesky_case():

@@ -95,20 +95,30 @@ def spd_radius_cdf(n, sigma, upper=math.inf, n_grid=6001):
     return lambda x: np.interp(x, grid, cumulative / cumulative[-1])
 
 
-def spd2_spread_cdf(sigma, n_grid=4001):
-    """CDF of |r_1 - r_2| / |r| for SPD(2): the angular marginal of the polar law.
+@functools.lru_cache(maxsize=None)
+def spd_spread_cdf(n, sigma, upper=math.inf, n_grid=1501):
+    """CDF of A = sum_{i<j} |r_i - r_j| / |r| for the SPD(n) Laplace spectrum (n = 2, 3).
 
-    With r = t (cos a, sin a): the density of a is int t e^(-t/sigma) sinh(t g(a)/2) dt
-    with g(a) = |cos a - sin a|, i.e. Gamma(2) (1/sigma - g/2)^-2 - (1/sigma + g/2)^-2, up to
-    a factor 1/2; the spread is g(a).
+    A depends only on the direction w = r/|r|, whose density is the radial integral
+    m(w) = int_0^upper t^(n-1) e^(-t/sigma) prod sinh(t |w_i - w_j| / 2) dt (Simpson on a
+    t-grid), tabulated on the sphere quadrature nodes.
     """
-    angles = np.linspace(0.0, 2 * np.pi, n_grid)
-    spread = np.abs(np.cos(angles) - np.sin(angles))
-    angular = (1 / sigma - spread / 2) ** -2 - (1 / sigma + spread / 2) ** -2
+    nodes, weights = _sphere_quadrature(n)
+    gaps = spd_pair_gaps(nodes)
+    if math.isinf(upper):
+        upper = 70.0 / (1 / sigma - 0.5 * math.sqrt(n * (n * n - 1) / 3))
+    radii = np.linspace(0.0, upper, n_grid)
+    masses = np.zeros(len(nodes))
+    for chunk in np.array_split(np.arange(len(nodes)), max(1, len(nodes) // 256)):
+        integrand = (
+            radii[:, None] ** (n - 1) * np.exp(-radii[:, None] / sigma)
+            * np.prod(np.sinh(radii[:, None, None] * gaps[None, chunk] / 2), axis=-1)
+        )
+        masses[chunk] = integrate.simpson(integrand, x=radii, axis=0)
+    spread = gaps.sum(axis=-1)
     order = np.argsort(spread)
-    masses = angular[order] / angular.sum()
-    cumulative = np.cumsum(masses)
-    return lambda x: np.interp(x, spread[order], cumulative)
+    cumulative = np.cumsum((weights * masses)[order])
+    return lambda x: np.interp(x, spread[order], cumulative / cumulative[-1])
 
 
 def gamma_cdf(dim, sigma, upper=math.inf):

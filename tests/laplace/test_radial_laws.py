@@ -10,7 +10,14 @@ from geomstats_dp.distributions.laplace.log_concave import LogConcaveSampler
 from geomstats_dp.distributions.laplace.radial import RadialLaw
 from geomstats_dp.distributions.laplace.rejection import LowAcceptanceError, rejection_sample
 from geomstats_dp.distributions.laplace.spd_polar import SPDSpectrumLaw, scale_limit
-from .laplace_reference import P_MIN, gamma_cdf, radial_cdf, spd_radius_cdf
+from .laplace_reference import (
+    P_MIN,
+    gamma_cdf,
+    radial_cdf,
+    spd_pair_gaps,
+    spd_radius_cdf,
+    spd_spread_cdf,
+)
 
 pytestmark = pytest.mark.backend_independent
 
@@ -93,10 +100,14 @@ def test_rejection_gives_up_when_nothing_is_accepted():
     [(2, 0.1, math.inf), (2, 1.2, math.inf), (3, 0.05, math.inf), (3, 0.5, math.inf),
      (3, 2.0, 1.5)],
 )
-def test_spd_spectrum_norm_matches_quadrature(n, sigma, upper):
-    law = SPDSpectrumLaw(n, sigma, upper)
-    draws = np.linalg.norm(law.sample_exact(N_DRAWS, np.random.default_rng(7)), axis=-1)
-    assert stats.kstest(draws, spd_radius_cdf(n, sigma, upper)).pvalue > P_MIN
+def test_spd_spectrum_norm_and_spread_match_quadrature(n, sigma, upper):
+    # |r| and the direction statistic sum |r_i - r_j| / |r| together distinguish the target
+    # from either envelope (the norm alone barely does at sigma = 0.5).
+    spectra = SPDSpectrumLaw(n, sigma, upper).sample_exact(N_DRAWS, np.random.default_rng(7))
+    norms = np.linalg.norm(spectra, axis=-1)
+    assert stats.kstest(norms, spd_radius_cdf(n, sigma, upper)).pvalue > P_MIN
+    spread = spd_pair_gaps(spectra).sum(axis=-1) / norms
+    assert stats.kstest(spread, spd_spread_cdf(n, sigma, upper)).pvalue > P_MIN
 
 
 @pytest.mark.slow
@@ -108,6 +119,8 @@ def test_spd_spectrum_mcmc_matches_quadrature(n, sigma):
     draws = law.sample_mcmc(2000, np.random.default_rng(8), burn_in=2000)
     norms = np.linalg.norm(draws, axis=-1)
     assert stats.kstest(norms, spd_radius_cdf(n, sigma)).pvalue > P_MIN
+    spread = spd_pair_gaps(draws).sum(axis=-1) / norms
+    assert stats.kstest(spread, spd_spread_cdf(n, sigma)).pvalue > P_MIN
 
 
 def test_spd_existence_limit():

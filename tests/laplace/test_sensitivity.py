@@ -195,7 +195,6 @@ SENSITIVITY_CASES = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SENSITIVITY_CASES))
 def test_frechet_means_of_neighbours_stay_within_the_bound(name):
     make_space, center, radius = SENSITIVITY_CASES[name]
@@ -214,6 +213,8 @@ def test_frechet_means_of_neighbours_stay_within_the_bound(name):
     distance = float(to_numpy(space.metric.dist(to_backend(means[0]), to_backend(means[1]))))
     assert distance <= bound
     assert distance == pytest.approx(2 * inner / n_points, rel=1e-4)
+    if curvature_bounds(space)[1] <= 0:  # the bound is attained up to the factor 0.999
+        assert distance >= 0.99 * bound
     # (b) random data in the ball, replaced point swapped between two boundary points
     for _ in range(3):
         data, _ = ball_points(space, center, inner, n_points - 1, rng)

@@ -20,6 +20,11 @@ class MetropolisHastings(TangentSampler):
     chain), so that the proposal has the optimal-scaling size step_size * sqrt(d) in the
     metric. All chains (over base points and draws) run in parallel, vectorised.
 
+    The proposal is isotropic for the ambient (``to_tangent``) geometry, not for the
+    metric: where the two differ a lot (an ill-conditioned SPD point under the
+    affine-invariant metric) the slow directions mix slowly and the defaults below may
+    not be enough. Like the other baselines it costs order d work per draw.
+
     Parameters
     ----------
     space : Manifold

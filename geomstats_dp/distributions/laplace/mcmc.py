@@ -8,13 +8,14 @@ Riemannian volume at y is
 
 with g the radial Gaussian profile and theta_x(y) the Jacobian of Exp_x at Log_x(y). The
 volume density is symmetric, theta_x(y) = theta_y(x) for y within the injectivity radius of
-x (a classical property of the exponential map, e.g. Besse, "Manifolds all of whose
-geodesics are closed", 6.2), so q(x -> y) = q(y -> x) and the Hastings ratio is
+x (a classical property of the volume density function, see Besse, "Manifolds all of whose
+geodesics are closed", ch. 6; checked numerically on SPD(2) in
+tests/laplace/test_metropolis.py), so q(x -> y) = q(y -> x) and the Hastings ratio is
 pi(y) / pi(x). A rejected proposal repeats the current state (the sampler in the supplement
-of Reimherr et al. redraws instead, which is not a valid kernel; ERRATA.md). R defaults to
-the space's global injectivity radius when ``geometry.py`` knows it; elsewhere pass
-``max_step`` below the injectivity radius over the support (without it the argument holds
-only where the exponential map is injective, e.g. Hadamard manifolds).
+of Reimherr et al. redraws instead, which is not a valid kernel; ERRATA.md). The callers in
+this package pass the space's global injectivity radius as R when ``geometry.py`` knows it;
+elsewhere pass ``max_step`` below the injectivity radius over the support (without it the
+argument holds only where the exponential map is injective, e.g. Hadamard manifolds).
 
 Many independent chains run at once (one geomstats call per step for all of them).
 """
@@ -87,6 +88,8 @@ class ManifoldMetropolis:
         base = to_backend(points)
         steps = to_numpy(self._gaussian.sample(base, sigma=self.step_size, random_state=rng))
         steps = steps.reshape(points.shape)
+        if math.isinf(self.max_step):
+            return steps
         for _ in range(MAX_REDRAWS):
             norms = np.atleast_1d(to_numpy(self.space.metric.norm(to_backend(steps), base)))
             too_long = norms >= self.max_step

@@ -97,10 +97,10 @@ class RadialLaw:
         """Unnormalised log-density at r, shape of r; -inf outside (0, upper)."""
         r = np.asarray(r, dtype=float)
         inside = (r >= 0) & (r <= self.upper)
-        with np.errstate(invalid="ignore"):
-            values = (self.dim - 1) * _log_radius_function(r, self.curvature) - self.rate * r
-        if self.dim == 1:
-            values = -self.rate * r
+        values = -self.rate * r
+        if self.dim > 1:
+            with np.errstate(invalid="ignore"):
+                values = values + (self.dim - 1) * _log_radius_function(r, self.curvature)
         return np.where(inside, values, -np.inf)
 
     def _derivative(self, r):

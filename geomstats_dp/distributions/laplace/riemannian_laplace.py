@@ -2,6 +2,7 @@
 
 import math
 
+import geomstats.backend as gs
 import numpy as np
 
 from geomstats_dp._backend import get_rng, to_backend, to_numpy
@@ -18,13 +19,16 @@ from geomstats_dp.distributions.laplace.spd_polar import (
     SPDSpectrumLaw,
     haar_orthogonal,
     polar_points,
-    scale_limit,
 )
+from geomstats_dp.distributions.laplace.spd_polar import scale_limit as spd_scale_limit
 from geomstats_dp.distributions.tangent_gaussian import TangentGaussian
 
 METHODS = ("auto", "exact", "mcmc")
 RADIAL_CURVATURE = {"flat": 0, "sphere": 1, "hyperbolic": -1}
 MAX_EXACT_SPD_SIZE = 3
+# Beyond this distance from eta, geomstats' hyperboloid (cosh r ~ 1/sqrt(eps)) and Poincare
+# ball (1 - |x| ~ eps) coordinates no longer represent the point in float64.
+MAX_HYPERBOLIC_RADIUS = 17.0
 MCMC_OPTIONS = {
     "manifold": ("burn_in", "thinning", "n_chains", "step_size", "max_step"),
     "spectrum": ("burn_in", "step_size"),
@@ -48,7 +52,7 @@ class RiemannianLaplace:
     - SPD affine-invariant: polar form eta^1/2 U diag(e^r) U^T eta^1/2, U Haar, r with
       density ~ e^(-|r|/sigma) prod_{i<j} sinh(|r_i - r_j|/2), which needs
       sigma < 2 sqrt(3/(n(n^2-1))) unless truncated; exact rejection for n <= 3,
-      Metropolis chains on r beyond;
+      Metropolis chains on r beyond (on the manifold when truncated);
     - any other metric: Metropolis-Hastings on the manifold (``mcmc.ManifoldMetropolis``).
 
     Unit directions come from ``TangentGaussian(space)`` draws divided by their norm. A
@@ -154,7 +158,7 @@ class RiemannianLaplace:
         if family == "hyperbolic" and self.geometry.dim > 1:
             return unit / (self.geometry.dim - 1)
         if family == "spd_affine":
-            return unit * scale_limit(self.space.n)
+            return unit * spd_scale_limit(self.space.n)
         return math.inf
 
     def _check_existence(self):
@@ -201,7 +205,14 @@ class RiemannianLaplace:
             self.geometry.dim, self._unit / self.scale,
             RADIAL_CURVATURE[self.geometry.family], self._outer_radius(),
         )
-        radii = self._unit * law.sample(n_samples, rng)
+        radii = law.sample(n_samples, rng)
+        if self.geometry.family == "hyperbolic" and radii.max() > MAX_HYPERBOLIC_RADIUS:
+            raise ValueError(
+                f"a draw at distance {radii.max():.3g} from the footpoint exceeds what "
+                f"geomstats' hyperbolic coordinates represent in float64 (about "
+                f"{MAX_HYPERBOLIC_RADIUS:g}); use a smaller scale or radius="
+            )
+        radii = self._unit * radii
         tangent = radii.reshape((-1,) + (1,) * self.footpoint.ndim) * self._unit_directions(
             n_samples, rng
         )
@@ -321,4 +332,6 @@ class RiemannianLaplace:
         batch_shape = points.shape[: points.ndim - self.footpoint.ndim]
         flat = points.reshape((-1,) + self.footpoint.shape)
         values = self._log_target(flat) - (self.log_normaliser() or 0.0)
+        if not batch_shape:  # to_backend would return shape [1]
+            return gs.array(float(values[0]))
         return to_backend(values.reshape(batch_shape))
