@@ -31,7 +31,8 @@ Three measurements, all in one run (``python -m benchmarks laplace``):
     2 Delta / eps (ERRATA); ``fm_lap_004``: untruncated at 004's sigma = 4D/(n eps)
     (where that law exists);
   - ``fm_kng``: ``baselines.knorm_gradient_release``, Metropolis-Hastings burn-in
-    ``kng_burn_in``, one chain per release (checked against 4x the burn-in at n = 30).
+    ``kng_burn_in``, one chain per release (checked against 4x the burn-in at n = 30);
+  - ``public_center``: the ball's centre I, a reference that reads no data.
 
   Problems: SPD(2) affine-invariant, D = 1 (data W(I/2, 2) kept in B_0.5(I)); SPD(2)
   Bures-Wasserstein, D = 0.3 (data W(I/2, 2) kept in B_0.15(I)). ``curvature_bounds``
@@ -86,6 +87,7 @@ METHODS = {  # name -> (label, colour)
     "fm_lap_truncated": ("FM-LAP truncated to the ball", "tab:orange"),
     "fm_lap_004": ("FM-LAP at 004's scale 4D/(n eps)", "tab:pink"),
     "fm_kng": ("FM-KNG", "tab:green"),
+    "public_center": ("public centre I (reads no data)", "tab:gray"),
 }
 MECHANISMS = {
     "manifold": ("Riemannian Laplace (Theorem 2)", "tab:blue"),
@@ -151,6 +153,7 @@ class Setup:
     sampler: object  # (setup, n, rng) -> points [n, *shape], all in the ball
 
     def sample(self, n_samples, rng):
+        """n_samples draws of the data law, numpy [n_samples, *shape]."""
         return self.sampler(self, n_samples, rng)
 
     def distances(self, points, point):
@@ -429,6 +432,8 @@ def gradient_release(setup, points, variant, seed):
 def releases(setup, method, points, optimum, count, rng, settings):
     """``count`` releases of ``method`` on one dataset, numpy [count, *shape]; None if the
     method does not run on this space."""
+    if method == "public_center":
+        return np.repeat(setup.center[None], count, axis=0)
     if method.startswith("dp_rgd"):
         seeds = rng.integers(2**32, size=count)
         draws = [gradient_release(setup, points, method, int(seed)) for seed in seeds]
@@ -467,10 +472,14 @@ def risk(setup, points, point):
 
 def release_quality(setup, points, optimum, best, release):
     """(excess risk, distance to x*) of a release; (inf, inf) when float64 round-off left
-    it off SPD (Laplace draws near the scale limit have eigenvalues beyond e^(+-30))."""
+    it off SPD or too ill-conditioned for the risk to be finite (Laplace draws near the
+    scale limit have eigenvalues beyond e^(+-30))."""
     if np.linalg.eigvalsh(release).min() <= 0:
         return math.inf, math.inf
-    return risk(setup, points, release) - best, setup.distances(release, optimum)[0]
+    excess = risk(setup, points, release) - best
+    if not np.isfinite(excess):
+        return math.inf, math.inf
+    return excess, setup.distances(release, optimum)[0]
 
 
 def excess_risk_rows(setup, settings):

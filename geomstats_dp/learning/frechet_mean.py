@@ -18,8 +18,6 @@ from geomstats_dp.learning._data import check_points, check_shape, check_values
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.optim import (
     OUTPUTS,
-    ConstantStep,
-    InverseTimeStep,
     SquaredDistanceLoss,
     canonical_point,
     minimize,
@@ -67,7 +65,7 @@ class PrivateFrechetMean(BaseEstimator):
         Steps (rgd, rsgd) or epochs (rsvrg); default from the theory (``_defaults``).
     step_size : float or callable, optional
         Constant or schedule ``t -> eta_t``; default 0.5 (rgd), 1/(t+1) (rsgd),
-        1/m (rsvrg).
+        1/m (rsvrg), each times C / sqrt(C^2 + d sigma^2) (see ``_defaults``).
     batch_size : int, optional
         DP-RSGD batch size; default about sqrt(n).
     inner_steps : int, optional
@@ -201,25 +199,18 @@ class PrivateFrechetMean(BaseEstimator):
             )
 
     def _settings(self, n_samples):
-        """Resolved n_iter, step size, batch size, inner steps and output."""
+        """Resolved n_iter, batch size, inner steps and output."""
         batch_size = self.batch_size or _defaults.default_batch_size(n_samples)
         inner_steps = self.inner_steps or _defaults.default_inner_steps(n_samples)
         n_iter = self.n_iter or _defaults.default_n_iter(
             self.method, n_samples, int(self.space.dim), self.epsilon, self.delta
         )
-        step_size = self.step_size
-        if step_size is None:
-            step_size = {
-                "rgd": ConstantStep(_defaults.RGD_STEP_SIZE),
-                "rsgd": InverseTimeStep(1.0),
-                "rsvrg": ConstantStep(1.0 / inner_steps),
-            }[self.method]
         output = self.output or _defaults.default_output(self.method)
-        return n_iter, step_size, batch_size, inner_steps, output
+        return n_iter, batch_size, inner_steps, output
 
     def _fit_gradient(self, points, weights, budget):
         """DP-RGD / DP-RSGD / DP-RSVRG: calibrate, check the budget, run, charge."""
-        n_iter, step_size, batch_size, inner_steps, output = self._settings(len(points))
+        n_iter, batch_size, inner_steps, output = self._settings(len(points))
         if self.method == "rsgd" and self.sampling == "poisson" and weights.ptp() > 0:
             raise ValueError(
                 "sample_weight is not supported with Poisson sampling: adding or removing "
@@ -240,6 +231,10 @@ class PrivateFrechetMean(BaseEstimator):
         init_point = canonical_point(self.space) if self.init_point is None else self.init_point
         clip_norm = self.clip_norm or self._infer_clip_norm(points, init_point)
         release = plan(clip_norm)
+        step_size = self.step_size or _defaults.default_step_size(
+            self.method, inner_steps, clip_norm, release.strategy.noise_stds,
+            int(self.space.dim),
+        )
         rng = get_rng(self.random_state, secure=self.secure)
         progress = tqdm(total=None, desc="PrivateFrechetMean", disable=not self.verbose)
         result = minimize(

@@ -304,7 +304,20 @@ class RiemannianLaplace:
                     raise
         if points is None:
             points, self.method_ = self._mcmc_points(n_samples, rng), "mcmc"
+        self._check_representable(points)
         return to_backend(points[0] if n_samples == 1 else points)
+
+    def _check_representable(self, points):
+        """Raise if rounding pushed draws off the space (SPD spectra spanning > 1e16)."""
+        on_space = np.atleast_1d(
+            to_numpy(self.space.belongs(to_backend(points), atol=self.atol))
+        ).astype(bool)
+        if not on_space.all():
+            raise ValueError(
+                f"{int((~on_space).sum())} of {len(on_space)} draws are not on "
+                f"{type(self.space).__name__} in float64: scale={self.scale} spreads them "
+                "beyond double precision; use a smaller scale or a truncated law (radius=)"
+            )
 
     def log_normaliser(self):
         """log C(eta, sigma) when known in closed form or by 1-d quadrature, else None."""
