@@ -17,12 +17,11 @@ Two measurements, both in one run:
     (hyperboloid model) by depth and subtree angles, its root moved to distance 1 from
     the start point (``tree_points``); C = 4.5, the data radius around the start point.
 
-  Everything but ``n_iter`` is the estimator's default, except step sizes: DP-RSGD's
-  (``rsgd_step_size``: the default eta_t = 1/(t+1) makes the first steps as long as
-  the noise, which overflows the SPD exponential at epsilon = 0.1), and DP-RGD and
-  DP-RSVRG each run at two steps, 0.5 and 1 per step / epoch (DP-RGD's default is 0.5,
-  DP-RSVRG's 1/m: ``step_size_for``), so that neither is compared at a step the other
-  does not get.
+  Every method runs with the estimator's default step schedule, and at a rescaled one
+  (``VARIANTS``, ``step_size_for``): DP-RGD at twice its default step and DP-RSVRG at
+  half (so that each is also seen at the other's step per epoch), DP-RSGD with
+  eta_t = 1/(t + sigma sqrt(d)) (the default schedule barely moves at epsilon = 0.1).
+  A diverged run (non-finite excess risk) is kept in the CSV and left out of the means.
 * Time of a warm (calibration cached) and a cold (caches cleared) DP-RGD fit against
   geomstats' ``FrechetMean`` run for the same number of iterations (no early stop, same
   step size), on the EMG data and on 1,000 von Mises-Fisher points of S^2; medians of
@@ -53,20 +52,22 @@ from geomstats_dp._backend import to_numpy
 from geomstats_dp.datasets import load_emg_covariances
 from geomstats_dp.learning import PrivateFrechetMean, _defaults
 from geomstats_dp.learning.reference import exact_frechet_mean
-from geomstats_dp.optim import InverseTimeStep
+from geomstats_dp.learning._gradient_plan import plan_gradient_release
+from geomstats_dp.optim import ConstantStep, InverseTimeStep
 from geomstats_dp.privacy import calibrate_gaussian
 
 DELTA = 1e-6
-# Curves: name -> (estimator method, label, colour, line style). DP-RGD and DP-RSVRG
-# run at two step sizes: an epoch of DP-RSVRG moves about as far as one DP-RGD step, so
-# "rgd" (default 0.5) pairs with "rsvrg" (0.5/m) and "rgd_unit_step" (1) with
-# "rsvrg_unit_step" (the estimator's default 1/m); see ``step_size_for``.
+# Curves: name -> (estimator method, label, colour, line style). A plain method name is
+# the estimator's default step schedule; the others rescale it (``step_size_for``). An
+# epoch of DP-RSVRG moves about as far as one DP-RGD step of m times its step, so DP-RGD
+# at twice its default meets DP-RSVRG's default, and DP-RSVRG at half meets DP-RGD's.
 VARIANTS = {
-    "rgd": ("rgd", "DP-RGD (default step 0.5)", "tab:blue", "o-"),
-    "rgd_unit_step": ("rgd", "DP-RGD (step 1)", "tab:blue", "s--"),
-    "rsgd": ("rsgd", "DP-RSGD", "tab:orange", "o-"),
-    "rsvrg": ("rsvrg", "DP-RSVRG (step 0.5/m)", "tab:green", "o-"),
-    "rsvrg_unit_step": ("rsvrg", "DP-RSVRG (default step 1/m)", "tab:green", "s--"),
+    "rgd": ("rgd", "DP-RGD (default step)", "tab:blue", "o-"),
+    "rgd_x2": ("rgd", "DP-RGD (2 x default step)", "tab:blue", "s--"),
+    "rsgd": ("rsgd", "DP-RSGD (default step)", "tab:orange", "s--"),
+    "rsgd_offset": ("rsgd", "DP-RSGD (step 1/(t + noise norm))", "tab:orange", "o-"),
+    "rsvrg": ("rsvrg", "DP-RSVRG (default step)", "tab:green", "s--"),
+    "rsvrg_half": ("rsvrg", "DP-RSVRG (default step / 2)", "tab:green", "o-"),
 }
 COMPARABLE_FACTOR = 2.0  # "comparable" excess risk: within this factor of the best mean
 TIMING_EPSILON = 0.5
@@ -130,6 +131,7 @@ class Problem:
 
     @property
     def n_samples(self):
+        """Number of data points n."""
         return int(self.points.shape[0])
 
     def risk(self, point):
@@ -210,43 +212,43 @@ def tree_problem(settings, radius_step=0.5, root_offset=1.0):
     return make_problem("tree", Hyperboloid(2), points, clip_norm)
 
 
-def rsgd_step_size(problem, epsilon, n_iter):
-    """eta_t = 1 / (t + t0), t0 = max(1, expected norm of one step's noise).
+def default_schedule(problem, method, epsilon, n_iter):
+    """The estimator's default step schedule for one run, and its noise standard deviations.
 
-    The default t0 = 1 makes the first steps as long as the noise, sigma sqrt(d) (over 100
-    at epsilon = 0.1 on the EMG data, where the SPD exponential then overflows). t0 only
-    depends on public quantities (epsilon, delta, n, batch size, C, n_iter), and the
-    calibration it repeats is the estimator's own (cached).
+    Rebuilt from the same calibration the estimator runs (cached, so the fit that follows
+    does not pay for it twice).
     """
-    n_samples = problem.n_samples
-    batch = _defaults.default_batch_size(n_samples)
-    multiplier = calibrate_gaussian(
-        epsilon, DELTA, n_iter, batch / n_samples, "without_replacement"
+    n_samples, clip_norm = problem.n_samples, problem.clip_norm
+    inner_steps = _defaults.default_inner_steps(n_samples)
+    plan = plan_gradient_release(
+        method, epsilon, DELTA, np.full(n_samples, 1.0 / n_samples), n_iter, clip_norm,
+        _defaults.default_batch_size(n_samples), inner_steps,
+        _defaults.SVRG_SINGLE_CLIP_RATIO * clip_norm,
     )
-    noise_norm = multiplier * 2 * problem.clip_norm / batch * math.sqrt(problem.space.dim)
-    return InverseTimeStep(1.0, offset=max(1.0, noise_norm))
-
-
-def rsvrg_step_size(problem):
-    """eta = 0.5 / m: an epoch moves as far as one DP-RGD step (eta = 0.5).
-
-    With the default C1 = C / 100 the inner steps follow the transported snapshot gradient
-    almost unchanged, so an epoch is close to one full-gradient step of m * eta. The
-    default eta = 1/m makes that a unit step, which oscillates on the hyperbolic tree (as
-    DP-RGD's unit step would: that is why DP-RGD's default is 0.5).
-    """
-    return _defaults.RGD_STEP_SIZE / _defaults.default_inner_steps(problem.n_samples)
+    noise_stds = plan.strategy.noise_stds
+    schedule = _defaults.default_step_size(
+        method, inner_steps, clip_norm, noise_stds, int(problem.space.dim))
+    return schedule, noise_stds
 
 
 def step_size_for(variant, problem, epsilon, n_iter):
-    """The step size a curve passes to the estimator (None: the estimator's default)."""
-    if variant == "rsgd":
-        return rsgd_step_size(problem, epsilon, n_iter)
-    if variant == "rsvrg":
-        return rsvrg_step_size(problem)
-    if variant == "rgd_unit_step":
-        return 1.0
-    return None
+    """The step a curve passes to the estimator (None: the estimator's default).
+
+    - "rgd_x2", "rsvrg_half": the default constant step times 2 or 1/2;
+    - "rsgd_offset": eta_t = 1 / (t + t0), t0 = max(1, sigma sqrt(d)) the expected norm
+      of one step's noise. The default eta_t = s / (t + 1) (s = C / sqrt(C^2 + d sigma^2))
+      keeps the first step's noise of norm about C but also shrinks every later step by s
+      (0.05 to 0.19 at epsilon = 0.1 on the EMG data), so the iterates barely contract;
+      the offset shortens only the first steps. Both depend on public quantities only.
+    """
+    method = VARIANTS[variant][0]
+    if variant == method:
+        return None
+    schedule, noise_stds = default_schedule(problem, method, epsilon, n_iter)
+    if variant == "rsgd_offset":
+        noise_norm = noise_stds[0] * math.sqrt(problem.space.dim)
+        return InverseTimeStep(1.0, offset=max(1.0, noise_norm))
+    return ConstantStep(schedule.value * (2.0 if variant == "rgd_x2" else 0.5))
 
 
 def n_iter_grid(settings, method, n_samples):
@@ -292,17 +294,19 @@ def utility_rows(problem, settings):
 
 
 def curves(rows):
-    """(dataset, epsilon, method) -> list of (ifo, mean, standard error, min, max) over
-    seeds, sorted by IFO calls."""
+    """(dataset, epsilon, method) -> list of (ifo, mean, standard error, min, max) over the
+    seeds whose run did not diverge, sorted by IFO calls."""
     grouped = {}
     for row in rows:
         key = (row["dataset"], row["epsilon"], row["method"])
-        grouped.setdefault(key, {}).setdefault(row["ifo"], []).append(row["excess_risk"])
+        values = grouped.setdefault(key, {}).setdefault(row["ifo"], [])
+        if math.isfinite(row["excess_risk"]):
+            values.append(row["excess_risk"])
     return {
         key: sorted(
             (ifo, np.mean(v), np.std(v, ddof=1) / math.sqrt(len(v)) if len(v) > 1 else 0.0,
              np.min(v), np.max(v))
-            for ifo, v in by_ifo.items()
+            for ifo, v in by_ifo.items() if v
         )
         for key, by_ifo in grouped.items()
     }
@@ -330,6 +334,11 @@ def summary_rows(rows):
             "min_at_best": best[3], "max_at_best": best[4], "ifo_at_best": best[0],
             "best_of_all_methods": best_all,
             "ifo_to_comparable": min(reached) if reached else "",
+            "diverged_runs": sum(
+                1 for row in rows
+                if (row["dataset"], row["epsilon"], row["method"]) == (dataset, epsilon, method)
+                and not math.isfinite(row["excess_risk"])
+            ),
         })
     return summary
 
@@ -341,26 +350,25 @@ def sphere_points(n_samples=1000, kappa=10.0):
 
 
 def timing_problems(emg):
-    """(name, space, points, clip norm) for the timing comparison."""
-    return [("emg", emg.space, emg.points, emg.clip_norm),
-            ("sphere", Hypersphere(2), sphere_points(), math.pi)]
+    """The problems timed: the EMG data and the sphere sample (C = pi, the diameter)."""
+    return [emg, make_problem("sphere", Hypersphere(2), sphere_points(), math.pi)]
 
 
-def private_fit(space, points, clip_norm, seed=0):
+def private_fit(problem, seed=0):
     """Fit a default DP-RGD estimator; returns it."""
     return PrivateFrechetMean(
-        space, epsilon=TIMING_EPSILON, delta=DELTA, method="rgd", clip_norm=clip_norm,
-        random_state=seed,
-    ).fit(points)
+        problem.space, epsilon=TIMING_EPSILON, delta=DELTA, method="rgd",
+        clip_norm=problem.clip_norm, random_state=seed,
+    ).fit(problem.points)
 
 
-def geomstats_fit(space, points, n_iter):
-    """geomstats' FrechetMean for exactly ``n_iter`` iterations at DP-RGD's step size."""
-    estimator = FrechetMean(space)
+def geomstats_fit(problem, n_iter, step_size):
+    """geomstats' FrechetMean for exactly ``n_iter`` iterations from ``step_size``."""
+    estimator = FrechetMean(problem.space)
     estimator.optimizer.max_iter = n_iter
     estimator.optimizer.epsilon = 0.0
-    estimator.optimizer.init_step_size = _defaults.RGD_STEP_SIZE
-    return estimator.fit(points)
+    estimator.optimizer.init_step_size = step_size
+    return estimator.fit(problem.points)
 
 
 def clear_calibration_caches():
@@ -390,26 +398,28 @@ def timing_rows(emg, settings):
     of the same run alone.
     """
     rows = []
-    for name, space, points, clip_norm in timing_problems(emg):
-        n_iter = private_fit(space, points, clip_norm).n_iter_
+    for problem in timing_problems(emg):
+        n_iter = private_fit(problem).n_iter_
+        step_size = default_schedule(problem, "rgd", TIMING_EPSILON, n_iter)[0].value
         times = {"warm": [], "geomstats": [], "cold": [], "calibration": []}
-        for repeat in range(settings.timing_repeats[name]):
+        for repeat in range(settings.timing_repeats[problem.name]):
             times["warm"].append(wall_and_cpu(
-                lambda: private_fit(space, points, clip_norm, repeat)))
-            times["geomstats"].append(wall_and_cpu(lambda: geomstats_fit(space, points, n_iter)))
+                lambda: private_fit(problem, repeat)))
+            times["geomstats"].append(wall_and_cpu(
+                lambda: geomstats_fit(problem, n_iter, step_size)))
         for repeat in range(settings.cold_repeats):
             clear_calibration_caches()
             times["calibration"].append(wall_and_cpu(
                 lambda: calibrate_gaussian(TIMING_EPSILON, DELTA, n_iter)))
             clear_calibration_caches()
             times["cold"].append(wall_and_cpu(
-                lambda: private_fit(space, points, clip_norm, repeat)))
+                lambda: private_fit(problem, repeat)))
         wall = {key: np.array(values)[:, 0] for key, values in times.items()}
         cpu = {key: float(np.median(np.array(values)[:, 1])) for key, values in times.items()}
         ratio = cpu["warm"] / cpu["geomstats"]
         rows.append({
-            "dataset": name, "n_samples": int(points.shape[0]), "method": "rgd",
-            "epsilon": TIMING_EPSILON, "n_iter": n_iter,
+            "dataset": problem.name, "n_samples": problem.n_samples, "method": "rgd",
+            "epsilon": TIMING_EPSILON, "n_iter": n_iter, "step_size": step_size,
             "private_warm_cpu_s": cpu["warm"], "private_cold_cpu_s": cpu["cold"],
             "geomstats_cpu_s": cpu["geomstats"], "calibration_cold_cpu_s": cpu["calibration"],
             "ratio_warm_cpu": ratio, "ratio_cold_cpu": cpu["cold"] / cpu["geomstats"],
@@ -420,9 +430,9 @@ def timing_rows(emg, settings):
             "target": TARGET_RATIO, "met_warm_cpu": ratio <= TARGET_RATIO,
             "repeats_warm": len(times["warm"]), "repeats_cold": len(times["cold"]),
         })
-        print(f"  timing {name}: private {cpu['warm']:.4g} s CPU (cold {cpu['cold']:.4g} s), "
-              f"geomstats {cpu['geomstats']:.4g} s, ratio {ratio:.2f} (wall medians "
-              f"{rows[-1]['ratio_warm_wall']:.2f}, wall minima "
+        print(f"  timing {problem.name}: private {cpu['warm']:.4g} s CPU (cold "
+              f"{cpu['cold']:.4g} s), geomstats {cpu['geomstats']:.4g} s, ratio {ratio:.2f} "
+              f"(wall medians {rows[-1]['ratio_warm_wall']:.2f}, wall minima "
               f"{rows[-1]['ratio_warm_wall_min']:.2f})", flush=True)
     return rows
 
@@ -463,13 +473,13 @@ def _cumulative(stats, file_suffix, function, caller_suffix):
 def profile_rows(emg, settings):
     """cProfile breakdown of warm DP-RGD fits: seconds per fit and share, per function."""
     rows = []
-    for name, space, points, clip_norm in timing_problems(emg):
-        private_fit(space, points, clip_norm)  # warm the calibration cache
-        n_fits = settings.profile_fits[name]
+    for problem in timing_problems(emg):
+        private_fit(problem)  # warm the calibration cache
+        n_fits = settings.profile_fits[problem.name]
         profiler = cProfile.Profile()
         profiler.enable()
         for seed in range(n_fits):
-            private_fit(space, points, clip_norm, seed)
+            private_fit(problem, seed)
         profiler.disable()
         stats = pstats.Stats(profiler)
         total = _cumulative(stats, "learning/frechet_mean.py", "fit", None)
@@ -479,7 +489,7 @@ def profile_rows(emg, settings):
             ("per-sample gradients", "gradients")]
         parts[OTHER_PART] = total - sum(parts.values())
         for (category, function), seconds in parts.items():
-            rows.append({"dataset": name, "category": category, "function": function,
+            rows.append({"dataset": problem.name, "category": category, "function": function,
                          "seconds_per_fit": seconds / n_fits, "share": seconds / total})
     return rows
 

@@ -5,6 +5,8 @@ import numbers
 
 import numpy as np
 
+MAX_LISTED = 10
+
 
 def check_positive_finite(value, name):
     """Return ``value`` as a float after checking that it is finite and > 0."""
@@ -43,3 +45,28 @@ def check_finite_array(array, name):
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} holds a non-finite value at index {index}")
+
+
+def check_on_space(space, points, atol, name):
+    """Raise ValueError listing the indices of the points of ``points`` not on ``space``.
+
+    Parameters
+    ----------
+    space : Manifold
+    points : numpy.ndarray, shape=[n, *space.shape]
+    atol : float
+        Tolerance of ``space.belongs``.
+    name : str
+        Name of the argument, for the message.
+    """
+    from geomstats_dp._backend import to_backend, to_numpy
+
+    on_space = np.atleast_1d(to_numpy(space.belongs(to_backend(points), atol=atol)))
+    off = np.flatnonzero(~on_space.astype(bool))
+    if off.size:
+        listed = off[:MAX_LISTED].tolist()
+        more = f" and {off.size - MAX_LISTED} more" if off.size > MAX_LISTED else ""
+        raise ValueError(
+            f"{name} holds {off.size} points not on {type(space).__name__} (atol={atol}): "
+            f"indices {listed}{more}"
+        )

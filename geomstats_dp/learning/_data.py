@@ -1,11 +1,7 @@
 """Checks of the data handed to an estimator's ``fit``: shape, finiteness, membership."""
 
-import numpy as np
-
-from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp._validation import check_finite_array
-
-MAX_LISTED = 10
+from geomstats_dp._backend import to_numpy
+from geomstats_dp._validation import check_finite_array, check_on_space
 
 
 def check_shape(space, X, min_samples=2):
@@ -39,15 +35,7 @@ def check_values(space, points, atol):
         Tolerance of ``space.belongs``.
     """
     check_finite_array(points, "X")
-    on_space = np.atleast_1d(to_numpy(space.belongs(to_backend(points), atol=atol)))
-    off = np.flatnonzero(~on_space.astype(bool))
-    if off.size:
-        listed = off[:MAX_LISTED].tolist()
-        more = f" and {off.size - MAX_LISTED} more" if off.size > MAX_LISTED else ""
-        raise ValueError(
-            f"X holds {off.size} points not on {type(space).__name__} (atol={atol}): "
-            f"indices {listed}{more}"
-        )
+    check_on_space(space, points, atol, "X")
 
 
 def check_points(space, X, atol, min_samples=2):

@@ -13,8 +13,8 @@ of non-positive curvature, with gradients of norm d(x, z) <= C after clipping.
   the 2/(t+1)-weighted geodesic average, T = n steps (004, Section 6.1: T = n works
   better than the theorem's n^2), batches of about sqrt(n).
 - DP-RSVRG (000, Section 6 and Theorem 6): m = n / 10 inner steps, S = log(...) / 3
-  epochs (at least 2; Theorem 6's S is logarithmic), a constant step 1 / m so that an
-  epoch moves about as far as one unit full-gradient step, and single-sample gradients
+  epochs (at least 2; Theorem 6's S is logarithmic), a constant step 0.5 / m so that an
+  epoch moves about as far as one DP-RGD step, and single-sample gradients
   clipped at C1 = C / 100. The variance-reduced query has sensitivity 4 C1 whatever n
   (000, Claim 3), so its noise is of the order of C1 at every inner step: 000 tunes
   C1 in {1, 0.1, 0.01} against C0 in {1, 0.1}. On the EMG covariances (n = 3,898,
@@ -22,12 +22,15 @@ of non-positive curvature, with gradients of norm d(x, z) <= C after clipping.
   gave 0.19, against 0.10 for DP-RGD; as C1 -> 0 the method tends to DP-RGD with S
   steps.
 
-Every default step is multiplied by C / sqrt(C^2 + d sigma^2), sigma the noise standard
-deviation of a step: 1 when the noise is small against the clipped gradients, smaller when
-it dominates, so that a step's expected displacement stays of the order of C (the step of
-004, Theorem 2, eta = D / sqrt((L0^2 + d sigma^2) T), with D = L0 = C). Without it, a
-small n epsilon (n = 10, epsilon = 0.1 on SPD(2)) gave a single step of size 0.5 along
-noise of norm about 10.
+Noise-aware steps: with s = C / sqrt(C^2 + d sigma^2), sigma the noise standard deviation
+of a step (s = 1 when the noise is small against the clipped gradients), DP-RGD steps
+0.5 s and DP-RSVRG 0.5 s / m, so that a step's expected displacement stays of the order of
+C (the step of 004, Theorem 2, eta = D / sqrt((L0^2 + d sigma^2) T), with D = L0 = C);
+DP-RSGD starts at s and decays as 1/t: eta_t = 1 / (t + 1/s). Without s, a small
+n epsilon (n = 10, epsilon = 0.1 on SPD(2)) gave a single DP-RGD step of 0.5 along noise
+of norm about 10; scaling the whole 1/(t + 1) schedule by s instead made DP-RSGD stall
+(the steps sum to s log T); a unit step per DP-RSVRG epoch oscillated on hyperbolic data
+(benchmarks/optimizers.md).
 """
 
 import math
@@ -78,5 +81,5 @@ def default_step_size(method, inner_steps, clip_norm, noise_stds, dim):
     if method == "rgd":
         return ConstantStep(RGD_STEP_SIZE * shrink)
     if method == "rsgd":
-        return InverseTimeStep(shrink)
-    return ConstantStep(shrink / inner_steps)
+        return InverseTimeStep(1.0, offset=1.0 / shrink)
+    return ConstantStep(RGD_STEP_SIZE * shrink / inner_steps)

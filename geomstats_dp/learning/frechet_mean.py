@@ -14,7 +14,7 @@ from geomstats_dp._validation import (
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning import _defaults
-from geomstats_dp.learning._data import check_points, check_shape, check_values
+from geomstats_dp.learning._data import check_points, check_shape
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.optim import (
     OUTPUTS,
@@ -64,8 +64,8 @@ class PrivateFrechetMean(BaseEstimator):
     n_iter : int, optional
         Steps (rgd, rsgd) or epochs (rsvrg); default from the theory (``_defaults``).
     step_size : float or callable, optional
-        Constant or schedule ``t -> eta_t``; default 0.5 (rgd), 1/(t+1) (rsgd),
-        1/m (rsvrg), each times C / sqrt(C^2 + d sigma^2) (see ``_defaults``).
+        Constant or schedule ``t -> eta_t``; default 0.5 s (rgd), 1/(t + 1/s) (rsgd),
+        0.5 s / m (rsvrg), with s = C / sqrt(C^2 + d sigma^2) (see ``_defaults``).
     batch_size : int, optional
         DP-RSGD batch size; default about sqrt(n).
     inner_steps : int, optional
@@ -227,7 +227,7 @@ class PrivateFrechetMean(BaseEstimator):
             )
 
         budget.check(*plan(self.clip_norm or 1.0).events)  # z does not depend on C
-        check_values(self.space, points, ATOL)
+        # the values are checked by ``minimize`` (SquaredDistanceLoss.check_data) before use
         init_point = canonical_point(self.space) if self.init_point is None else self.init_point
         clip_norm = self.clip_norm or self._infer_clip_norm(points, init_point)
         release = plan(clip_norm)

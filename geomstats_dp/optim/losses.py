@@ -10,7 +10,11 @@ import geomstats.backend as gs
 import numpy as np
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp._validation import check_finite_array, check_positive_finite
+from geomstats_dp._validation import (
+    check_finite_array,
+    check_on_space,
+    check_positive_finite,
+)
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 
 AUTODIFF_BACKENDS = ("autograd", "pytorch")
@@ -105,12 +109,7 @@ class SquaredDistanceLoss(PerSampleLoss):
             raise ValueError(
                 f"data must have shape [n, *{shape}], got {tuple(points.shape)}"
             )
-        on_space = np.atleast_1d(to_numpy(self.space.belongs(points, atol=self.atol)))
-        if not on_space.all():
-            index = int(np.flatnonzero(on_space == 0)[0])
-            raise ValueError(
-                f"data[{index}] is not on {type(self.space).__name__} (atol={self.atol})"
-            )
+        check_on_space(self.space, to_numpy(points), self.atol, "data")
         return points
 
     def values(self, point, data):

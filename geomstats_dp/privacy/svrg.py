@@ -44,6 +44,7 @@ RELEASES = ("epoch", "step")
 _LOGIT_RANGE = (-16.0, 16.0)
 _XATOL = 1e-3  # logit(alpha) tolerance of the epsilon-minimising split
 _SPLIT_XATOL = 0.05  # log log(z2 / lowest z2) tolerance of the sigma-minimising split
+_SPLIT_GRID = 8  # coarse grid points before the refinement (sigma need not be unimodal)
 _SMALLEST_LOG_RATIO = 1e-9
 
 
@@ -372,34 +373,36 @@ def _optimal_split(setting, epsilon, delta):
     # Any feasible split bounds the optimum: (4 C1) z2* <= sigma* <= sigma(z2 = 2 lowest).
     # The optimum may sit within 1e-4 of ``lowest`` (when the full gradient is cheap), so
     # the search runs on log(log(z2 / lowest)).
+    # sigma(z2) need not be unimodal (the best RDP order jumps as z2 moves): a coarse grid
+    # picks the basin, a bounded Brent search refines it.
     upper_ratio = sigma_of(math.log(math.log(2.0))) / (setting.single_sensitivity * lowest)
+    grid = np.linspace(math.log(_SMALLEST_LOG_RATIO), math.log(math.log(upper_ratio)),
+                       _SPLIT_GRID)
+    best = int(np.argmin([sigma_of(value) for value in grid]))
     found = optimize.minimize_scalar(
         sigma_of,
-        bounds=(math.log(_SMALLEST_LOG_RATIO), math.log(math.log(upper_ratio))),
+        bounds=(grid[max(best - 1, 0)], grid[min(best + 1, _SPLIT_GRID - 1)]),
         method="bounded",
         options={"xatol": _SPLIT_XATOL},
     )
-    return split(found.x)
+    return split(found.x if found.fun <= sigma_of(grid[best]) else grid[best])
 
 
 def _full_multiplier_needed(setting, epsilon, delta, single_multiplier):
     """Smallest z1 such that the run with single-sample multiplier z2 meets the target.
 
     On order a the ledger costs T1 a / (2 z1^2) + T2 R(a; z2) + offset(a) <= epsilon, so
-    z1^2 >= T1 a / (2 (epsilon - T2 R(a) - offset(a))) where the bracket (the room left by
-    the single-sample steps) is positive: orders within a factor two of the single-sample
-    steps' own best order, where the room is largest.
+    z1^2 >= T1 a / (2 (epsilon - T2 R(a) - offset(a))) on every order where the bracket
+    (the room left by the single-sample steps) is positive; the smallest over those orders.
     """
     _, single = setting.events(1.0, single_multiplier)
 
     def room(indices):
         return epsilon - event_rdp(single, indices) - conversion_offset(delta, indices)
 
-    _, best = minimise_over_orders(lambda indices: -room(indices))
-    window = np.flatnonzero((ORDERS >= ORDERS[best] / 2) & (ORDERS <= ORDERS[best] * 2))
-    left = room(window)
+    left = room(np.arange(len(ORDERS)))
     feasible = left > 0
     if not feasible.any():
         return math.inf
-    needed = setting.n_full_releases * ORDERS[window][feasible] / (2.0 * left[feasible])
+    needed = setting.n_full_releases * ORDERS[feasible] / (2.0 * left[feasible])
     return math.sqrt(float(np.min(needed))) * (1 + 1e-9)

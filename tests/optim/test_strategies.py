@@ -198,5 +198,5 @@ def test_data_off_the_space_is_rejected_with_its_index():
     space = MEAN_SPACES["spd"]()
     data = to_numpy(cloud(space, 4, 1.0, seed=1))
     data[2] = -data[2]
-    with pytest.raises(ValueError, match=r"data\[2\]"):
+    with pytest.raises(ValueError, match=r"data holds 1 points not on SPDMatrices .*indices \[2\]"):
         minimize(SquaredDistanceLoss(space), to_backend(data), FullBatch(1.0, 0.1), 1, 0.1)
