@@ -18,9 +18,9 @@ of non-positive curvature, with gradients of norm d(x, z) <= C after clipping.
   clipped at C1 = C / 100. The variance-reduced query has sensitivity 4 C1 whatever n
   (000, Claim 3), so its noise is of the order of C1 at every inner step: 000 tunes
   C1 in {1, 0.1, 0.01} against C0 in {1, 0.1}. On the EMG covariances (n = 3,898,
-  C = 5, epsilon = 1) C1 = C / 10 gave a distance of 0.36 to the true mean, C / 100
-  gave 0.19, against 0.10 for DP-RGD; as C1 -> 0 the method tends to DP-RGD with S
-  steps.
+  C = 5, epsilon = 1, S = 3, step 1 / m, one seed) C1 = C / 10 gave a distance of 0.36
+  to the true mean, C / 100 gave 0.19, against 0.10 for DP-RGD; as C1 -> 0 the method
+  tends to DP-RGD with S steps.
 
 Noise-aware steps: with s = C / sqrt(C^2 + d sigma^2), sigma the noise standard deviation
 of a step (s = 1 when the noise is small against the clipped gradients), DP-RGD steps
