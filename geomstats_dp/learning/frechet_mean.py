@@ -193,6 +193,11 @@ class PrivateFrechetMean(BaseEstimator):
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         if self.output is not None and self.output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
+        if self.secure and self.random_state is not None:
+            raise ValueError(
+                "secure=True draws from the operating system's entropy; "
+                f"random_state must be None, got {self.random_state!r}"
+            )
         if self.noise_method not in NOISE_METHODS:
             raise ValueError(
                 f"noise_method must be one of {NOISE_METHODS}, got {self.noise_method!r}"
@@ -236,7 +241,9 @@ class PrivateFrechetMean(BaseEstimator):
             int(self.space.dim),
         )
         rng = get_rng(self.random_state, secure=self.secure)
-        progress = tqdm(total=None, desc="PrivateFrechetMean", disable=not self.verbose)
+        n_steps = n_iter * (inner_steps if self.method == "rsvrg" else 1)
+        progress = tqdm(total=n_steps, desc=f"PrivateFrechetMean ({self.method})",
+                        disable=not self.verbose)
         result = minimize(
             SquaredDistanceLoss(self.space), to_backend(points), release.strategy, n_iter,
             step_size, init_point, sample_weight=weights, output=output,

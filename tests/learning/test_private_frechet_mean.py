@@ -232,3 +232,14 @@ def test_excess_risk_falls_with_n():
         risks.append(np.mean(excess))
     assert risks[0] > risks[1] > risks[2]
     assert risks[2] < risks[0] / 4  # theory: excess risk ~ 1/n^2, up to logs
+
+
+def test_secure_randomness_and_progress_bar(capsys):
+    space, center = SPACES["sphere"]()
+    points = _points_near(space, center, 1.0, 30, seed=13)
+    estimator = PrivateFrechetMean(space, clip_norm=1.0, secure=True, verbose=True, n_iter=5)
+    estimate = estimator.fit(points).estimate_
+    assert bool(space.belongs(estimate))
+    assert "5/5" in capsys.readouterr().err  # tqdm's bar, on stderr
+    with pytest.raises(ValueError, match="secure=True"):
+        PrivateFrechetMean(space, clip_norm=1.0, secure=True, random_state=0).fit(points)
