@@ -21,7 +21,8 @@ Two measurements, both in one run:
   (``VARIANTS``, ``step_size_for``): DP-RGD at twice its default step and DP-RSVRG at
   half (so that each is also seen at the other's step per epoch), DP-RSGD with
   eta_t = 1/(t + sigma sqrt(d)) (the default schedule barely moves at epsilon = 0.1).
-  A diverged run (non-finite excess risk) is kept in the CSV and left out of the means.
+  A diverged run (non-finite excess risk, or a fit whose eigendecomposition failed,
+  recorded as an infinite excess risk) is kept in the CSV and left out of the means.
 * Time of a warm (calibration cached) and a cold (caches cleared) DP-RGD fit against
   geomstats' ``FrechetMean`` run for the same number of iterations (no early stop, same
   step size), on the EMG data and on 1,000 von Mises-Fisher points of S^2; medians of
@@ -261,13 +262,21 @@ def n_iter_grid(settings, method, n_samples):
 
 
 def fit_private(problem, variant, epsilon, n_iter, seed):
-    """One (epsilon, delta)-DP fit of a curve's estimator; (estimator, seconds)."""
+    """One (epsilon, delta)-DP fit of a curve's estimator; (estimator, seconds, failure).
+
+    (None, nan, the error) when the fit breaks down numerically (an iterate so far out
+    that an eigendecomposition fails, or that geomstats cannot project it back onto the
+    hyperboloid): a diverged run.
+    """
     estimator = PrivateFrechetMean(
         problem.space, epsilon=epsilon, delta=DELTA, method=VARIANTS[variant][0],
         clip_norm=problem.clip_norm, n_iter=n_iter,
         step_size=step_size_for(variant, problem, epsilon, n_iter), random_state=seed,
     )
-    return timed(lambda: estimator.fit(problem.points))
+    try:
+        return (*timed(lambda: estimator.fit(problem.points)), "")
+    except (np.linalg.LinAlgError, ValueError) as error:
+        return None, math.nan, f"{type(error).__name__}: {error}"
 
 
 def utility_rows(problem, settings):
@@ -277,15 +286,19 @@ def utility_rows(problem, settings):
         for method in VARIANTS:
             for n_iter in n_iter_grid(settings, VARIANTS[method][0], problem.n_samples):
                 for seed in settings.seeds:
-                    fitted, seconds = fit_private(problem, method, epsilon, n_iter, seed)
+                    fitted, seconds, failure = fit_private(
+                        problem, method, epsilon, n_iter, seed)
+                    diverged = fitted is None
                     rows.append({
                         "dataset": problem.name, "n_samples": problem.n_samples,
                         "method": method, "epsilon": epsilon, "seed": seed,
-                        "n_iter": n_iter, "n_steps": fitted.n_iter_,
-                        "ifo": fitted.n_gradient_evaluations_,
-                        "excess_risk": problem.risk(fitted.estimate_) - problem.optimum_risk,
+                        "n_iter": n_iter, "n_steps": "" if diverged else fitted.n_iter_,
+                        "ifo": "" if diverged else fitted.n_gradient_evaluations_,
+                        "excess_risk": math.inf if diverged else
+                        problem.risk(fitted.estimate_) - problem.optimum_risk,
                         "seconds": round(seconds, 4),
                         "first_seed_of_config": seed == settings.seeds[0],
+                        "failure": failure,
                     })
                 mean = np.mean([row["excess_risk"] for row in rows[-len(settings.seeds):]])
                 print(f"  {problem.name} eps={epsilon} {method} n_iter={n_iter}: "

@@ -95,7 +95,7 @@ class TangentGaussian:
         """Intrinsic dimension of the space."""
         return int(self.space.dim)
 
-    def sample(self, base_point, n_samples=1, sigma=1.0, mean=None, random_state=None):
+    def sample(self, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
         """Draw tangent vectors from N_w(mean, sigma^2).
 
         Parameters
@@ -106,9 +106,9 @@ class TangentGaussian:
             Number of draws at each base point.
         sigma : float
             Standard deviation of each coordinate in a metric-orthonormal basis.
+        random_state : None, int or numpy.random.Generator
         mean : array-like, shape=[*space.shape] or [k, *space.shape], optional
             Tangent vector(s) at the base point(s); zero by default.
-        random_state : None, int or numpy.random.Generator
 
         Returns
         -------

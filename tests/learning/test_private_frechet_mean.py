@@ -50,8 +50,8 @@ class _Recorder:
         original = TangentGaussian.sample
         recorder = self
 
-        def sample(sampler, base_point, n_samples=1, sigma=1.0, mean=None, random_state=None):
-            draw = original(sampler, base_point, n_samples, sigma, mean, random_state)
+        def sample(sampler, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
+            draw = original(sampler, base_point, n_samples, sigma, random_state, mean)
             if zero:
                 draw = draw * 0.0
             recorder.sigmas.append(sigma)
