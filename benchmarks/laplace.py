@@ -24,8 +24,8 @@ Three measurements, all in one run (``python -m benchmarks laplace``):
   D" is read as: all data in the geodesic ball B_{D/2}(I) (diameter <= D), so the Laplace
   mechanisms use radius r = D/2 and DP-RGD the clip norm D. Methods:
 
-  - ``dp_rgd``: ``PrivateFrechetMean(method="rgd")`` with its defaults (step 0.5, T from
-    the privacy horizon); ``dp_rgd_004``: 004's T = n, eta = 0.01;
+  - ``dp_rgd``: ``PrivateFrechetMean(method="rgd")`` with its defaults (noise-aware step
+    0.5 s, T from the privacy horizon); ``dp_rgd_004``: 004's T = n, eta = 0.01;
   - ``fm_lap``: ``PrivateFrechetMean(method="laplace")`` (untruncated, sigma = Delta/eps);
     ``fm_lap_truncated``: ``RiemannianLaplace`` restricted to the data ball, sigma =
     2 Delta / eps (ERRATA); ``fm_lap_004``: untruncated at 004's sigma = 4D/(n eps)
@@ -429,6 +429,17 @@ def gradient_release(setup, points, variant, seed):
     return to_numpy(estimator.fit(points).estimate_)
 
 
+def release_or_nan(draw, shape):
+    """``draw()``, or a NaN matrix of ``shape`` (scored as off SPD) when the library
+    refuses a Laplace draw that float64 cannot represent (scales near the SPD limit)."""
+    try:
+        return draw()
+    except ValueError as error:
+        if "beyond double precision" not in str(error):
+            raise
+        return np.full(shape, np.nan)
+
+
 def releases(setup, method, points, optimum, count, rng, settings):
     """``count`` releases of ``method`` on one dataset, numpy [count, *shape]; None if the
     method does not run on this space."""
@@ -452,12 +463,15 @@ def releases(setup, method, points, optimum, count, rng, settings):
         scale /= RISK_EPSILON
         if scale >= spd_scale_limit(setup.space.n):
             return None
-        draws = RiemannianLaplace(setup.space, optimum, scale).sample(count, random_state=rng)
-    elif method == "fm_lap":
-        draws = [PrivateFrechetMean(setup.space, epsilon=RISK_EPSILON, method="laplace",
-                                    radius=setup.radius, center=setup.center,
-                                    random_state=rng).fit(points).estimate_
+        law = RiemannianLaplace(setup.space, optimum, scale)
+        draws = [release_or_nan(lambda: law.sample(1, random_state=rng), optimum.shape)
                  for _ in range(count)]
+    elif method == "fm_lap":
+        draws = [release_or_nan(
+            lambda: PrivateFrechetMean(setup.space, epsilon=RISK_EPSILON, method="laplace",
+                                       radius=setup.radius, center=setup.center,
+                                       random_state=rng).fit(points).estimate_,
+            optimum.shape) for _ in range(count)]
     else:
         draws = knorm_gradient_release(setup.space, points, RISK_EPSILON, setup.radius,
                                        setup.center, n_samples=count, random_state=rng,

@@ -19,8 +19,8 @@ Two measurements, both in one run:
 
   Every method runs with the estimator's default step schedule, and at a rescaled one
   (``VARIANTS``, ``step_size_for``): DP-RGD at twice its default step and DP-RSVRG at
-  half (so that each is also seen at the other's step per epoch), DP-RSGD with
-  eta_t = 1/(t + sigma sqrt(d)) (the default schedule barely moves at epsilon = 0.1).
+  half (step-sensitivity checks), DP-RSGD with eta_t = 1/(t + sigma sqrt(d)) (an
+  alternative offset to the default 1/(t + 1/s^2)).
   A diverged run (non-finite excess risk, or a fit whose eigendecomposition failed,
   recorded as an infinite excess risk) is kept in the CSV and left out of the means.
 * Time of a warm (calibration cached) and a cold (caches cleared) DP-RGD fit against
@@ -237,10 +237,8 @@ def step_size_for(variant, problem, epsilon, n_iter):
 
     - "rgd_x2", "rsvrg_half": the default constant step times 2 or 1/2;
     - "rsgd_offset": eta_t = 1 / (t + t0), t0 = max(1, sigma sqrt(d)) the expected norm
-      of one step's noise. The default eta_t = s / (t + 1) (s = C / sqrt(C^2 + d sigma^2))
-      keeps the first step's noise of norm about C but also shrinks every later step by s
-      (0.05 to 0.19 at epsilon = 0.1 on the EMG data), so the iterates barely contract;
-      the offset shortens only the first steps. Both depend on public quantities only.
+      of one step's noise, against the default eta_t = 1 / (t + 1/s^2)
+      (s = C / sqrt(C^2 + d sigma^2)). Both depend on public quantities only.
     """
     method = VARIANTS[variant][0]
     if variant == method:

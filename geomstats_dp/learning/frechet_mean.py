@@ -64,7 +64,7 @@ class PrivateFrechetMean(BaseEstimator):
     n_iter : int, optional
         Steps (rgd, rsgd) or epochs (rsvrg); default from the theory (``_defaults``).
     step_size : float or callable, optional
-        Constant or schedule ``t -> eta_t``; default 0.5 s (rgd), 1/(t + 1/s) (rsgd),
+        Constant or schedule ``t -> eta_t``; default 0.5 s (rgd), 1/(t + 1/s^2) (rsgd),
         0.5 s / m (rsvrg), with s = C / sqrt(C^2 + d sigma^2) (see ``_defaults``).
     batch_size : int, optional
         DP-RSGD batch size; default about sqrt(n).
