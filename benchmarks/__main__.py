@@ -27,7 +27,7 @@ def available():
 def main(argv=None):
     """Parse arguments and run the selected benchmarks."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("names", nargs="*", help=f"benchmarks to run (default: all)")
+    parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)

@@ -46,25 +46,9 @@ class SecureGenerator:
         """Standard normal draws."""
         return special.ndtri(self._open_uniform(size))
 
-    def normal(self, loc=0.0, scale=1.0, size=None):
-        """Normal draws."""
-        return loc + scale * self.standard_normal(size)
-
-    def uniform(self, low=0.0, high=1.0, size=None):
-        """Uniform draws on [low, high)."""
-        return low + (high - low) * self.random(size)
-
-    def exponential(self, scale=1.0, size=None):
-        """Exponential draws."""
-        return -scale * np.log(self._open_uniform(size))
-
     def gamma(self, shape, scale=1.0, size=None):
         """Gamma draws."""
         return scale * special.gammaincinv(shape, self._open_uniform(size))
-
-    def beta(self, a, b, size=None):
-        """Beta draws."""
-        return special.betaincinv(a, b, self._open_uniform(size))
 
     def integers(self, low, high=None, size=None):
         """Integers uniform on [low, high) (rejection-free for ranges below 2**53)."""

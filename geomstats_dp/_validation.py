@@ -5,6 +5,8 @@ import numbers
 
 import numpy as np
 
+from geomstats_dp._backend import to_backend, to_numpy
+
 MAX_LISTED = 10
 
 
@@ -59,8 +61,6 @@ def check_on_space(space, points, atol, name):
     name : str
         Name of the argument, for the message.
     """
-    from geomstats_dp._backend import to_backend, to_numpy
-
     on_space = np.atleast_1d(to_numpy(space.belongs(to_backend(points), atol=atol)))
     off = np.flatnonzero(~on_space.astype(bool))
     if off.size:

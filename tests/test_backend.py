@@ -37,9 +37,7 @@ def test_secure_generator_draws_the_right_laws():
     laws = [
         (rng.random(size), stats.uniform().cdf),
         (rng.standard_normal(size), stats.norm().cdf),
-        (rng.exponential(2.0, size), stats.expon(scale=2.0).cdf),
         (rng.gamma(3.0, 0.5, size), stats.gamma(3.0, scale=0.5).cdf),
-        (rng.beta(2.0, 5.0, size), stats.beta(2.0, 5.0).cdf),
     ]
     for draws, cdf in laws:
         assert stats.kstest(draws, cdf).pvalue > 1e-4

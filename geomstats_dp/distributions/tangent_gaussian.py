@@ -2,7 +2,6 @@
 
 import math
 
-import geomstats.backend as gs
 import numpy as np
 
 from geomstats_dp._backend import get_rng, to_backend, to_numpy

@@ -231,11 +231,14 @@ class PrivateFrechetMean(BaseEstimator):
                 batch_size, inner_steps, clip_norm_single, self.sampling,
             )
 
-        budget.check(*plan(self.clip_norm or 1.0).events)  # z does not depend on C
+        release = plan(self.clip_norm or 1.0)  # the noise multipliers do not depend on C
+        budget.check(*release.events)
         # the values are checked by ``minimize`` (SquaredDistanceLoss.check_data) before use
         init_point = canonical_point(self.space) if self.init_point is None else self.init_point
-        clip_norm = self.clip_norm or self._infer_clip_norm(points, init_point)
-        release = plan(clip_norm)
+        clip_norm = self.clip_norm
+        if clip_norm is None:
+            clip_norm = self._infer_clip_norm(points, init_point)
+            release = plan(clip_norm)
         step_size = self.step_size or _defaults.default_step_size(
             self.method, inner_steps, clip_norm, release.strategy.noise_stds,
             int(self.space.dim),

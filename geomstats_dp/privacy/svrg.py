@@ -37,7 +37,6 @@ from geomstats_dp.privacy.renyi import (
     ORDERS,
     conversion_offset,
     event_rdp,
-    minimise_over_orders,
 )
 
 RELEASES = ("epoch", "step")

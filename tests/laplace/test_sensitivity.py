@@ -2,7 +2,6 @@
 
 import math
 
-import geomstats.backend as gs
 import numpy as np
 import pytest
 from geomstats.geometry.euclidean import Euclidean

@@ -1,7 +1,6 @@
 """PrivateFrechetMean with the gradient methods: correctness, privacy plumbing, API."""
 
 import math
-import warnings
 
 import geomstats.backend as gs
 import numpy as np
