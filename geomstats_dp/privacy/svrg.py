@@ -321,9 +321,10 @@ def calibrate_svrg(
     With alpha given, a monotone search on sigma. With alpha=None: for a single-sample
     multiplier z2 the smallest full-gradient multiplier z1 meeting the target is explicit
     on each RDP order (the full-gradient RDP is T1 a / (2 z1^2)), so sigma^2 =
-    (2 C0 / n)^2 z1^2 + (4 C1)^2 z2^2 is minimised over z2 alone (bounded Brent on
-    log log(z2 / z2_min)). The split is exact for the z2 found, so the target is met; sigma
-    is minimal up to the search tolerance (sigma is flat at its minimum). Cached.
+    (2 C0 / n)^2 z1^2 + (4 C1)^2 z2^2 is minimised over z2 alone (a coarse grid, then
+    bounded Brent on log log(z2 / z2_min) around the best grid point: sigma(z2) need not be
+    unimodal). The split is exact for the z2 found, so the target is met; sigma is the
+    smallest found, not provably the global minimum. Cached.
     """
     epsilon, delta = check_target(epsilon, delta)
     setting = _setting(n, n_epochs, inner_steps, clip_full, clip_single, full_gradient_releases)
