@@ -222,7 +222,7 @@ def default_schedule(problem, method, epsilon, n_iter):
     n_samples, clip_norm = problem.n_samples, problem.clip_norm
     inner_steps = _defaults.default_inner_steps(n_samples)
     plan = plan_gradient_release(
-        method, epsilon, DELTA, np.full(n_samples, 1.0 / n_samples), n_iter, clip_norm,
+        method, epsilon, DELTA, n_samples, n_iter, clip_norm,
         _defaults.default_batch_size(n_samples), inner_steps,
         _defaults.SVRG_SINGLE_CLIP_RATIO * clip_norm,
     )

@@ -5,7 +5,9 @@ every backend) and computed in float64 numpy/scipy (some samplers need LAPACK ro
 geomstats' backends do not expose); it crosses into the active backend here, and only here.
 """
 
+import contextlib
 import os
+import warnings
 
 import geomstats.backend as gs
 import numpy as np
@@ -102,3 +104,16 @@ def get_rng(random_state=None, secure=False):
         "random_state must be None, an int or a numpy.random.Generator, "
         f"got {type(random_state).__name__}"
     )
+
+
+@contextlib.contextmanager
+def quiet_numerics():
+    """Silence floating-point warnings while private data are processed.
+
+    Whether numpy warns (overflow, invalid value) depends on the data values: such a
+    warning would tell neighbouring datasets apart outside the release. Non-finite
+    per-sample gradients are zeroed by the clipping (``optim.clipping``).
+    """
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield

@@ -1,5 +1,7 @@
-"""Private estimators with geomstats' scikit-learn-style ``fit``."""
+"""Private estimators with geomstats' scikit-learn-style ``fit``, on one private core."""
 
+from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
+from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.frechet_mean import PrivateFrechetMean
 
-__all__ = ["PrivateFrechetMean"]
+__all__ = ["NoiseDominatesWarning", "PrivateERM", "PrivateFrechetMean"]

@@ -1,10 +1,45 @@
-"""Checks of the data handed to an estimator's ``fit``: shape, finiteness, membership."""
+"""Checks of the data handed to an estimator's ``fit``: type, shape, finiteness, membership."""
 
-from geomstats_dp._backend import to_numpy
+import numpy as np
+
+
 from geomstats_dp._validation import check_finite_array, check_on_space
 
 
-def check_shape(space, X, min_samples=2):
+def check_array(X, name, min_ndim=2):
+    """Return ``X`` as a float64 numpy array, checking its type and number of axes only.
+
+    Raises
+    ------
+    TypeError
+        Complex values (their imaginary part would be lost).
+    ValueError
+        Values that are not numbers (e.g. strings), or fewer than ``min_ndim`` axes.
+    """
+    if hasattr(X, "detach"):
+        X = X.detach().cpu().numpy()
+    raw = np.asarray(X)
+    if np.iscomplexobj(raw):
+        raise TypeError(f"{name} must hold real numbers, got complex values ({raw.dtype})")
+    try:
+        array = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must hold real numbers: {error}") from None
+    if array.ndim < min_ndim:
+        raise ValueError(
+            f"{name} must have at least {min_ndim} axes [n_samples, ...], got shape "
+            f"{array.shape}"
+        )
+    return array
+
+
+def check_sample_count(n_samples, name, min_samples=2):
+    """Raise ValueError if fewer than ``min_samples`` records are given."""
+    if n_samples < min_samples:
+        raise ValueError(f"{name} must hold at least {min_samples} points, got {n_samples}")
+
+
+def check_shape(space, X, min_samples=2, name="X"):
     """Return ``X`` as float64 numpy [n, *space.shape], checking only its shape.
 
     The shape (and so n, public under replace-one adjacency) is all that calibration
@@ -15,16 +50,15 @@ def check_shape(space, X, min_samples=2):
     ValueError
         Wrong shape or fewer than ``min_samples`` points.
     """
-    points = to_numpy(X)
+    points = check_array(X, name, min_ndim=1)
     shape = tuple(space.shape)
     if points.ndim != len(shape) + 1 or points.shape[1:] != shape:
-        raise ValueError(f"X must have shape [n_samples, *{shape}], got {points.shape}")
-    if points.shape[0] < min_samples:
-        raise ValueError(f"X must hold at least {min_samples} points, got {points.shape[0]}")
+        raise ValueError(f"{name} must have shape [n_samples, *{shape}], got {points.shape}")
+    check_sample_count(points.shape[0], name, min_samples)
     return points
 
 
-def check_values(space, points, atol):
+def check_values(space, points, atol, name="X"):
     """Raise ValueError if ``points`` hold NaN/inf or points off ``space`` (indices named).
 
     Parameters
@@ -33,13 +67,15 @@ def check_values(space, points, atol):
     points : numpy.ndarray, shape=[n_samples, *space.shape]
     atol : float
         Tolerance of ``space.belongs``.
+    name : str
+        The argument's name, for the messages.
     """
-    check_finite_array(points, "X")
-    check_on_space(space, points, atol, "X")
+    check_finite_array(points, name)
+    check_on_space(space, points, atol, name)
 
 
-def check_points(space, X, atol, min_samples=2):
+def check_points(space, X, atol, min_samples=2, name="X"):
     """``check_shape`` then ``check_values``; returns float64 numpy [n, *space.shape]."""
-    points = check_shape(space, X, min_samples)
-    check_values(space, points, atol)
+    points = check_shape(space, X, min_samples, name)
+    check_values(space, points, atol, name)
     return points

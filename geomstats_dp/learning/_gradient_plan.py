@@ -9,6 +9,7 @@ configuration.
 from dataclasses import dataclass
 
 from geomstats_dp.optim import FullBatch, MiniBatch, VarianceReduced
+from geomstats_dp.optim.strategies import weight_factor
 from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, calibrate_svrg
 
 LABELS = {"rgd": "DP-RGD", "rsgd": "DP-RSGD", "rsvrg": "DP-RSVRG"}
@@ -34,9 +35,10 @@ class GradientPlan:
     noise_multipliers: dict
 
 
-def plan_gradient_release(method, epsilon, delta, weights, n_iter, clip_norm,
+def plan_gradient_release(method, epsilon, delta, n_samples, n_iter, clip_norm,
                           batch_size=None, inner_steps=None, clip_norm_single=None,
-                          sampling="without_replacement", label=""):
+                          sampling="without_replacement", label="", weights=None,
+                          sampling_rate=None):
     """Calibrate the noise of a DP-RGD / DP-RSGD / DP-RSVRG run to (epsilon, delta).
 
     Parameters
@@ -44,9 +46,8 @@ def plan_gradient_release(method, epsilon, delta, weights, n_iter, clip_norm,
     method : {"rgd", "rsgd", "rsvrg"}
     epsilon, delta : float
         Target of this run alone.
-    weights : numpy.ndarray, shape=[n_samples]
-        Normalised sample weights (1/n each when uniform); sensitivities scale with the
-        largest.
+    n_samples : int
+        n (replace-one: public); for Poisson sampling, the declared public size.
     n_iter : int
         Steps (rgd, rsgd) or epochs (rsvrg).
     clip_norm : float
@@ -59,40 +60,44 @@ def plan_gradient_release(method, epsilon, delta, weights, n_iter, clip_norm,
         rsgd batches: replace-one adjacency, or Poisson with add/remove adjacency.
     label : str
         Prefix of the event labels.
+    weights : numpy.ndarray, shape=[n_samples], optional
+        Normalised public sample weights; sensitivities scale with n max_i w_i. None is
+        uniform.
+    sampling_rate : float, optional
+        Poisson: the public probability that a record enters a batch.
 
     Returns
     -------
     plan : GradientPlan
     """
     label = f"{label} {LABELS[method]}".strip()
-    n_samples = len(weights)
-    max_weight = float(weights.max())
-    weight_factor = n_samples * max_weight  # 1 for uniform weights
+    factor = weight_factor(weights, n_samples)  # exactly 1 for uniform weights
     if method == "rgd":
         z = calibrate_gaussian(epsilon, delta, n_iter)
-        strategy = FullBatch(clip_norm, z * 2 * clip_norm * max_weight)
+        strategy = FullBatch(clip_norm, z * 2 * clip_norm * factor / n_samples)
     elif method == "rsgd":
-        rate = batch_size / n_samples
+        strategy = MiniBatch(batch_size, clip_norm, 1.0, sampling, sampling_rate)
+        rate = strategy.rate(n_samples)
         adjacency = "add_remove" if sampling == "poisson" else "replace_one"
         z = calibrate_gaussian(epsilon, delta, n_iter, rate, sampling, adjacency)
         # replace-one moves one clipped gradient by 2C, add/remove by C: the query is a
         # sum over the batch divided by b (times n w_i for weighted data).
         per_record = clip_norm if sampling == "poisson" else 2 * clip_norm
-        sensitivity = per_record * weight_factor / batch_size
-        strategy = MiniBatch(batch_size, clip_norm, z * sensitivity, sampling)
+        strategy = MiniBatch(batch_size, clip_norm, z * per_record * factor / batch_size,
+                             sampling, sampling_rate)
     else:
         calibration = calibrate_svrg(epsilon, delta, n_samples, n_iter, inner_steps,
-                                     clip_full=clip_norm * weight_factor,
-                                     clip_single=clip_norm_single * weight_factor)
+                                     clip_full=clip_norm * factor,
+                                     clip_single=clip_norm_single * factor)
         strategy = VarianceReduced(inner_steps, clip_norm, clip_norm_single,
                                    calibration.sigma_full, calibration.sigma_single)
-    return _plan(strategy, weights, n_iter, label)
+    return _plan(strategy, n_samples, weights, n_iter, label)
 
 
-def _plan(strategy, weights, n_iter, label):
+def _plan(strategy, n_samples, weights, n_iter, label):
     """Turn each query of ``strategy`` into the event that accounts for it."""
     events, multipliers = [], {}
-    for query in strategy.queries(len(weights), n_iter, weights):
+    for query in strategy.queries(n_samples, n_iter, weights):
         sensitivity = query.sensitivity / 2 if query.sampling == "poisson" else query.sensitivity
         event = GaussianEvent.from_noise(
             query.noise_std,

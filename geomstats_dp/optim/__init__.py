@@ -9,9 +9,15 @@ from geomstats_dp.optim.clipping import clip_tangent_vectors
 from geomstats_dp.optim.gradients import riemannian_gradient
 from geomstats_dp.optim.initial_point import canonical_point
 from geomstats_dp.optim.loop import minimize
-from geomstats_dp.optim.losses import AutodiffLoss, PerSampleLoss, SquaredDistanceLoss
+from geomstats_dp.optim.losses import (
+    AutodiffLoss,
+    CallableLoss,
+    PerSampleLoss,
+    SquaredDistanceLoss,
+)
 from geomstats_dp.optim.outputs import OUTPUTS
 from geomstats_dp.optim.result import OptimizerResult
+from geomstats_dp.optim.samples import PairedSamples
 from geomstats_dp.optim.schedules import ConstantStep, InverseSqrtStep, InverseTimeStep
 from geomstats_dp.optim.strategies import (
     FullBatch,
@@ -26,6 +32,7 @@ from geomstats_dp.optim.weights import normalize_sample_weight
 __all__ = [
     "OUTPUTS",
     "AutodiffLoss",
+    "CallableLoss",
     "ConstantStep",
     "FullBatch",
     "InverseSqrtStep",
@@ -33,6 +40,7 @@ __all__ = [
     "MiniBatch",
     "NoisyQuery",
     "OptimizerResult",
+    "PairedSamples",
     "PerSampleLoss",
     "SquaredDistanceLoss",
     "Strategy",

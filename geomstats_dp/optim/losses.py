@@ -4,6 +4,7 @@ A loss is evaluated at one point x for a batch of samples and returns one value,
 Riemannian gradient, per sample; the optimisation loop clips and combines them.
 """
 
+import warnings
 from abc import ABC, abstractmethod
 
 import geomstats.backend as gs
@@ -16,9 +17,11 @@ from geomstats_dp._validation import (
     check_positive_finite,
 )
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
+from geomstats_dp.optim.samples import PairedSamples
 
 AUTODIFF_BACKENDS = ("autograd", "pytorch")
 DIFFERENTIATIONS = ("autodiff", "finite_differences")
+GRADIENT_KINDS = ("riemannian", "euclidean")
 
 
 def backend_name():
@@ -43,12 +46,16 @@ class PerSampleLoss(ABC):
 
         Parameters
         ----------
-        data : array-like, shape=[n, ...]
+        data : array-like, shape=[n, ...], or PairedSamples
 
         Returns
         -------
-        data : array-like, shape=[n, ...]
+        data : array-like, shape=[n, ...], or PairedSamples
         """
+        if isinstance(data, PairedSamples):
+            if len(data) == 0:
+                raise ValueError("data must hold at least one sample, got 0 pairs")
+            return data.checked()
         values = to_numpy(data)
         if values.ndim == 0 or values.shape[0] == 0:
             raise ValueError(f"data must hold at least one sample, got shape {values.shape}")
@@ -193,3 +200,74 @@ class AutodiffLoss(PerSampleLoss):
     def gradients(self, point, data):
         """Riemannian gradients for each sample, shape=[k, *space.shape]."""
         return riemannian_gradient(self.space, self.euclidean_gradients(point, data), point)
+
+
+class CallableLoss(AutodiffLoss):
+    """A plain per-sample loss ``loss(point, sample)``, made a PerSampleLoss.
+
+    The callable takes one point [*space.shape] and one sample (a row of X, or the pair
+    (x_i, y_i) when the data are ``PairedSamples``) and returns a scalar, written with
+    ``geomstats.backend``. Its gradient is, in order of preference, the closed form
+    ``gradient(point, sample)`` if given, automatic differentiation on the autograd and
+    pytorch backends, or central finite differences (numpy; 2 prod(space.shape)
+    evaluations per sample and step, with a warning about their cost).
+
+    Parameters
+    ----------
+    space : Manifold
+    function : callable
+        ``function(point, sample) -> scalar``.
+    gradient : callable, optional
+        ``gradient(point, sample) -> array [*space.shape]``: the closed-form gradient.
+    gradient_kind : {"riemannian", "euclidean"}
+        What ``gradient`` returns: the Riemannian gradient (tangent at ``point``), or the
+        gradient in the ambient coordinates, converted by ``riemannian_gradient``.
+    fd_step : float
+        Step of the finite differences.
+    """
+
+    def __init__(self, space, function, gradient=None, gradient_kind="riemannian",
+                 fd_step=1e-6):
+        if not callable(function):
+            raise TypeError(f"loss must be callable, got {type(function).__name__}")
+        if gradient is not None and not callable(gradient):
+            raise TypeError(f"gradient must be callable, got {type(gradient).__name__}")
+        if gradient_kind not in GRADIENT_KINDS:
+            raise ValueError(
+                f"gradient_kind must be one of {GRADIENT_KINDS}, got {gradient_kind!r}"
+            )
+        autodiff = backend_name() in AUTODIFF_BACKENDS
+        if gradient is None and not autodiff:
+            warnings.warn(
+                f"the {backend_name()!r} backend cannot differentiate the loss: finite "
+                f"differences cost 2 x {int(np.prod(space.shape))} loss evaluations per "
+                "sample and step; pass a closed-form gradient or use the autograd or "
+                "pytorch backend (GEOMSTATS_BACKEND)",
+                UserWarning,
+                stacklevel=3,
+            )
+        if gradient is None or gradient_kind == "euclidean":
+            conversion_for(space)  # unsupported metric: TypeError now, not mid-run
+        PerSampleLoss.__init__(self, space)
+        self.function = self._batched
+        self.differentiation = "autodiff" if autodiff else "finite_differences"
+        self.fd_step = check_positive_finite(fd_step, "fd_step")
+        self.sample_function = function
+        self.gradient = gradient
+        self.gradient_kind = gradient_kind
+
+    def _batched(self, points, samples):
+        """The per-sample callable applied row by row: [k] losses."""
+        return gs.stack([
+            gs.reshape(self.sample_function(points[i], samples[i]), ())
+            for i in range(points.shape[0])
+        ])
+
+    def gradients(self, point, data):
+        """Riemannian gradients for each sample, shape=[k, *space.shape]."""
+        if self.gradient is None:
+            return super().gradients(point, data)
+        grads = gs.stack([self.gradient(point, data[i]) for i in range(data.shape[0])])
+        if self.gradient_kind == "euclidean":
+            return riemannian_gradient(self.space, grads, point)
+        return grads

@@ -24,6 +24,13 @@ SAMPLINGS = ("without_replacement", "poisson")
 SNAPSHOT_NOISES = ("epoch", "step")
 
 
+def weight_factor(sample_weight, n_samples):
+    """n max_i w_i of the normalised weights: exactly 1.0 for uniform (None) weights."""
+    if sample_weight is None:
+        return 1.0
+    return n_samples * float(normalize_sample_weight(sample_weight, n_samples).max())
+
+
 def check_noise_std(value, name):
     """Return a noise standard deviation as a float: finite and > 0, or exactly 0."""
     if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == 0:
@@ -161,16 +168,22 @@ class MiniBatch(Strategy):
     ----------
     batch_size : int
         b: the batch size ("without_replacement", 004 Algorithm 1) or the expected one
-        ("poisson": each sample kept with probability b/n; the divisor stays b).
+        ("poisson": each sample kept with probability ``sampling_rate``; the divisor
+        stays b).
     clip_norm : float
     noise_std : float
     sampling : {"without_replacement", "poisson"}
+    sampling_rate : float, optional
+        "poisson": the public probability q that a sample enters a batch. Under
+        add/remove adjacency the dataset size n is private, so q (and b = q N for a
+        declared public size N) must not be computed from the data; default b / n.
     """
 
     batch_size: int
     clip_norm: float
     noise_std: float
     sampling: str = "without_replacement"
+    sampling_rate: float = None
 
     def __post_init__(self):
         object.__setattr__(self, "batch_size", check_positive_int(self.batch_size, "batch_size"))
@@ -178,15 +191,28 @@ class MiniBatch(Strategy):
         object.__setattr__(self, "noise_std", check_noise_std(self.noise_std, "noise_std"))
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        if self.sampling_rate is not None:
+            rate = check_positive_finite(self.sampling_rate, "sampling_rate")
+            if self.sampling != "poisson" or rate > 1:
+                raise ValueError(
+                    "sampling_rate is for sampling='poisson' and must lie in (0, 1], got "
+                    f"{self.sampling_rate} with sampling={self.sampling!r}"
+                )
 
     @property
     def noise_stds(self):
         """(sigma,)."""
         return (self.noise_std,)
 
+    def rate(self, n_samples):
+        """Probability that a sample enters a batch."""
+        if self.sampling_rate is not None:
+            return self.sampling_rate
+        return self.batch_size / n_samples
+
     def check_n_samples(self, n_samples):
-        """The batch cannot be larger than the dataset."""
-        if self.batch_size > n_samples:
+        """The batch cannot be larger than the dataset (without a public sampling rate)."""
+        if self.sampling_rate is None and self.batch_size > n_samples:
             raise ValueError(
                 f"batch_size must be <= the number of samples {n_samples}, "
                 f"got {self.batch_size}"
@@ -195,18 +221,18 @@ class MiniBatch(Strategy):
     def queries(self, n_samples, n_iter, sample_weight=None):
         """One mini-batch release per step, sensitivity 2 C n max_i w_i / b (2C/b uniform)."""
         self.check_n_samples(n_samples)
-        max_weight = float(normalize_sample_weight(sample_weight, n_samples).max())
-        sensitivity = 2 * self.clip_norm * n_samples * max_weight / self.batch_size
-        rate = self.batch_size / n_samples
+        factor = weight_factor(sample_weight, n_samples)
+        sensitivity = 2 * self.clip_norm * factor / self.batch_size
         query = NoisyQuery(
-            "minibatch_gradient", sensitivity, self.noise_std, n_iter, self.sampling, rate
+            "minibatch_gradient", sensitivity, self.noise_std, n_iter, self.sampling,
+            self.rate(n_samples),
         )
         return (query,)
 
     def draw_batch(self, rng, n_samples):
         """Indices of one batch (the draws do not depend on the data)."""
         if self.sampling == "poisson":
-            return np.flatnonzero(rng.random(n_samples) < self.batch_size / n_samples)
+            return np.flatnonzero(rng.random(n_samples) < self.rate(n_samples))
         return np.asarray(rng.choice(n_samples, size=self.batch_size, replace=False))
 
     def stepper(self, oracle, transport):
@@ -304,6 +330,7 @@ class VarianceReduced(Strategy):
         """Full gradient: 2 C0 max_i w_i (000 Claim 3: 2 C0 / n); variance-reduced single
         sample: 4 C1 n max_i w_i (Claim 3: 4 C1), sampled at rate 1/n."""
         max_weight = float(normalize_sample_weight(sample_weight, n_samples).max())
+        factor = weight_factor(sample_weight, n_samples)
         steps = self.n_rounds * n_iter * self.inner_steps
         full_releases = steps if self.snapshot_noise == "step" else self.n_rounds * n_iter
         full = NoisyQuery(
@@ -316,7 +343,7 @@ class VarianceReduced(Strategy):
         )
         single = NoisyQuery(
             "variance_reduced_gradient",
-            4 * self.clip_norm_single * n_samples * max_weight,
+            4 * self.clip_norm_single * factor,
             self.noise_std_single,
             steps,
             "without_replacement",

@@ -1,0 +1,39 @@
+"""What every private estimator shares with scikit-learn: parameters, budget, fitted state."""
+
+from sklearn.base import BaseEstimator
+
+from geomstats_dp.privacy import current_budget, resolve_budget
+
+
+class PrivateEstimator(BaseEstimator):
+    """Base of the private estimators: the budget they charge and their fitted attributes.
+
+    Subclasses end ``__init__`` with ``self._remember_budget()``, list their fitted
+    attribute names in ``_FITTED`` and call ``self._start_fit()`` first thing in ``fit``: it clears the fitted attributes (a
+    failed fit leaves the estimator unfitted) and returns the budget to charge.
+
+    The budget active (``with budget:``) when the estimator is created is remembered, and
+    travels with ``sklearn.base.clone``: a clone made outside the block still charges it.
+    """
+
+    _FITTED = ()
+
+    def _remember_budget(self):
+        """Record the budget active now (``with budget:``), the default of ``fit``."""
+        self._creation_budget = current_budget()
+
+    def __sklearn_clone__(self):
+        """Clone the parameters and keep the budget this estimator was created under."""
+        from sklearn.base import _clone_parametrized
+
+        clone = _clone_parametrized(self)
+        clone._creation_budget = self.__dict__.get("_creation_budget")
+        return clone
+
+    def _start_fit(self, epsilon, delta):
+        """Clear the fitted attributes; return the budget this fit charges."""
+        for name in self._FITTED:
+            self.__dict__.pop(name, None)
+        return resolve_budget(
+            self.budget or self.__dict__.get("_creation_budget"), epsilon, delta
+        )

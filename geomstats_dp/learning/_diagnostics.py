@@ -1,0 +1,92 @@
+"""A public diagnostic of a private run: will the noise drown the signal?
+
+On the model problem f(x; z) = |x - z|^2 / 2 in flat space, a run of steps eta_t from a
+start at distance D from the minimiser gives e_(t+1) = (1 - eta_t) e_t - eta_t xi_t for
+the error e_t, with xi_t ~ N(0, sigma^2 I_d). The release (last iterate, a uniform or
+weighted average, or a uniformly drawn iterate: ``optim.outputs``) is then
+B e_0 + sum_t c_t xi_t, with B and c_t fixed by the schedule. The noise ratio
+
+    noise_ratio = sqrt(d sum_t c_t^2 sigma^2) / ((1 - B) C)
+
+compares the expected norm of the release's noise displacement with the largest progress
+the clipped signal can make towards a minimiser at distance D <= C. Above 1 the noise
+moves the release farther than the data can pull it: the release is expected to be no
+closer to the minimiser than the data-independent start (``NoiseDominatesWarning``).
+Everything here is public (d, C, the schedule and the calibrated sigma, a function of n,
+epsilon and delta), so the ratio and its warning are identical for neighbouring datasets.
+For DP-RSVRG the two noises of an inner step are counted as independent (the snapshot's
+noise is in fact shared within an epoch): an approximation.
+"""
+
+import math
+import warnings
+
+import numpy as np
+
+NOISE_RATIO_THRESHOLD = 1.0
+
+
+def _output_weights(output, n_steps):
+    """Weights a_k of the iterates w_0..w_T in the release (w_0 the start)."""
+    weights = np.zeros(n_steps + 1)
+    if output == "last":
+        weights[-1] = 1.0
+    elif output == "random":
+        weights[:-1] = 1.0 / n_steps
+    elif output == "average":
+        weights[1:] = 1.0 / n_steps
+    else:  # weighted_average: Euclidean weights proportional to k - 1, k = 1..T
+        ranks = np.arange(n_steps + 1) - 1.0
+        ranks[0] = 0.0
+        weights = ranks / ranks.sum() if ranks.sum() > 0 else _output_weights("last", n_steps)
+    return weights
+
+
+def noise_ratio(step_sizes, noise_stds, dim, clip_norm, output):
+    """The noise ratio of a run (module docstring).
+
+    Parameters
+    ----------
+    step_sizes : numpy.ndarray, shape=[T]
+    noise_stds : tuple of float
+        Standard deviations of the noises added at each step.
+    dim : int
+    clip_norm : float
+    output : str
+        One of ``geomstats_dp.optim.OUTPUTS``.
+
+    Returns
+    -------
+    ratio : float
+    """
+    steps = np.minimum(np.asarray(step_sizes, dtype=np.float64), 1.0)
+    n_steps = len(steps)
+    weights = _output_weights(output, n_steps)
+    contraction = np.concatenate([[1.0], np.cumprod(1 - steps)])  # P(0, k-1) for e_k
+    remaining = float(weights @ contraction)
+    # g[s] = sum_{k > s} a_k prod_{s < r < k} (1 - eta_r), by a backward recursion
+    g = np.zeros(n_steps)
+    g[-1] = weights[-1]
+    for s in range(n_steps - 2, -1, -1):
+        g[s] = weights[s + 1] + (1 - steps[s + 1]) * g[s + 1]
+    variance = dim * sum(std**2 for std in noise_stds) * float(np.sum((steps * g) ** 2))
+    progress = (1 - remaining) * clip_norm
+    return math.sqrt(variance) / progress if progress > 0 else math.inf
+
+
+class NoiseDominatesWarning(UserWarning):
+    """The calibrated noise is expected to move the release more than the data can."""
+
+    @classmethod
+    def warn_if(cls, ratio):
+        """Warn when ``ratio`` exceeds NOISE_RATIO_THRESHOLD."""
+        if ratio > NOISE_RATIO_THRESHOLD:
+            warnings.warn(
+                f"the release's expected noise displacement is {ratio:.3g} times the "
+                "largest progress the clipped data can make (noise_ratio_ > "
+                f"{NOISE_RATIO_THRESHOLD:g}): expect a release no better than the "
+                "data-independent start. More data or a larger epsilon help; see "
+                "noise_ratio_ in the PrivateERM docs.",
+                cls,
+                stacklevel=4,
+            )

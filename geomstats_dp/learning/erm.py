@@ -1,0 +1,391 @@
+"""PrivateERM: the one private pipeline behind every gradient-based estimator.
+
+check parameters -> shape-only data checks -> calibrate the noise -> check the budget
+(before any data value is read) -> value checks -> ``optim.minimize`` -> charge the
+budget -> fitted attributes. Other estimators are a loss, their data checks and their
+public defaults on top of it.
+"""
+
+import warnings
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from geomstats_dp._backend import get_rng, quiet_numerics, to_backend, to_numpy
+from geomstats_dp._validation import (
+    check_positive_finite,
+    check_positive_int,
+    check_probability,
+)
+from geomstats_dp.distributions import TangentGaussian
+from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
+from geomstats_dp.learning import _defaults
+from geomstats_dp.learning._base import PrivateEstimator
+from geomstats_dp.learning._data import check_array, check_sample_count
+from geomstats_dp.learning._diagnostics import NoiseDominatesWarning, noise_ratio
+from geomstats_dp.learning._gradient_plan import plan_gradient_release
+from geomstats_dp.optim import (
+    OUTPUTS,
+    CallableLoss,
+    PairedSamples,
+    PerSampleLoss,
+    canonical_point,
+    minimize,
+    normalize_sample_weight,
+)
+from geomstats_dp.privacy import PrivacyLeakWarning
+
+SAMPLINGS = ("without_replacement", "poisson")
+GRADIENT_FITTED = ("estimate_", "budget_", "noise_multiplier_", "noise_multipliers_",
+                   "n_iter_", "n_gradient_evaluations_", "clip_norm_", "events_",
+                   "noise_ratio_")
+
+
+class PrivateERM(PrivateEstimator):
+    """Differentially private empirical risk minimisation on a geomstats manifold.
+
+    Minimises (1/n) sum_i f(x; z_i) (or sum_i w_i f(x; z_i) with public weights) over the
+    points x of ``space`` by DP Riemannian gradient descent ("rgd"), stochastic gradient
+    descent ("rsgd") or SVRG ("rsvrg"), and releases the final point ``estimate_``, which
+    is (epsilon, delta)-DP.
+
+    Privacy. Adjacency: replace-one (one record z_i replaced by any other), except
+    ``sampling="poisson"``: add/remove. Each per-sample Riemannian gradient is clipped to
+    ``clip_norm`` C in the norm of the metric; the noisy queries have L2 sensitivity
+    2C/n (rgd, a full-batch mean), 2C/b (rsgd, a batch of b drawn without replacement),
+    C/b (rsgd, Poisson batches of expected size b) and 2C/n and 4 C1 (rsvrg, full and
+    variance-reduced queries, Utpala et al. 2023). The noise is a tangent Gaussian
+    N_x(0, sigma^2) at the current point, sigma calibrated numerically (autodp: exact
+    Gaussian-DP composition for rgd, amplification by sampling for rsgd; never a
+    closed-form moments bound). Steps, schedule and start are data-independent.
+
+    Parameters
+    ----------
+    space : Manifold
+        A geomstats space with a metric; the estimate lies on it.
+    loss : PerSampleLoss or callable
+        A ``geomstats_dp.optim.PerSampleLoss``, or ``loss(point, sample) -> scalar`` written
+        with ``geomstats.backend`` (a sample is a row of X, or the pair (x_i, y_i) when
+        ``y`` is given), differentiated automatically on the autograd and pytorch
+        backends, else by ``gradient`` or finite differences (with a warning).
+    epsilon : float
+        Privacy parameter of this release, > 0.
+    delta : float
+        In (0, 1).
+    method : {"rgd", "rsgd", "rsvrg"}
+    clip_norm : float, optional
+        C, a public bound on the per-sample gradient norms |grad f(x; z)|_x in the
+        Riemannian metric (for the squared distance: the data radius around the
+        iterates). Gradients above it are scaled down, which biases the minimiser but not
+        the guarantee. None infers it from the data (largest gradient norm at the
+        initial point) with a PrivacyLeakWarning: not private.
+    clip_norm_single : float, optional
+        rsvrg: C1, the clip norm of the single-sample gradients; default C / 100.
+    n_iter : int, optional
+        Steps (rgd, rsgd) or epochs (rsvrg); default from the theory (``_defaults``).
+    step_size : float or callable, optional
+        Constant or schedule ``t -> eta_t``; default noise-aware (``_defaults``).
+    batch_size : int, optional
+        rsgd batch size (expected size for Poisson); default about sqrt(n).
+    inner_steps : int, optional
+        rsvrg inner steps per epoch; default n / 10.
+    sampling : {"without_replacement", "poisson"}
+        rsgd batch sampling.
+    dataset_size : int, optional
+        Poisson sampling only (and required there): the declared public dataset size N.
+        Under add/remove adjacency n itself is private, so the sampling rate b / N, the
+        default steps and batch size come from N, never from len(X).
+    init_point : array-like, optional
+        Data-independent starting point; default a canonical point of the space.
+    output : {"last", "random", "average", "weighted_average"}, optional
+        Default "weighted_average" for rsgd, "last" otherwise.
+    gradient : callable, optional
+        With a callable ``loss``: its closed-form gradient ``gradient(point, sample)``.
+    gradient_kind : {"riemannian", "euclidean"}
+        What ``gradient`` returns.
+    noise_method : str
+        TangentGaussian method used for the noise ("transport" by default).
+    budget : PrivacyBudget, optional
+        Budget to charge; default the one active (``with budget:``) when the estimator
+        was created or fitted, else a fresh PrivacyBudget(epsilon, delta).
+    random_state : None, int or numpy.random.Generator
+    secure : bool
+        Draw the noise from the operating system's entropy (random_state must be None).
+    verbose : bool
+        Show a progress bar.
+
+    Attributes
+    ----------
+    estimate_ : array-like, shape=[*space.shape]
+        The released private minimiser.
+    budget_ : PrivacyBudget
+        The budget charged.
+    noise_multiplier_ : float
+        Noise standard deviation of a step over the sensitivity of that step's query (for
+        rsvrg: of the variance-reduced step).
+    noise_multipliers_ : dict
+        The same for every kind of query of the run.
+    n_iter_ : int
+        Manifold steps taken.
+    n_gradient_evaluations_ : int or None
+        Per-sample gradient evaluations (None under Poisson sampling, where it would
+        reveal the batch sizes and so n).
+    clip_norm_ : float
+        The clip norm used.
+    events_ : tuple
+        The privacy events this fit charged to ``budget_``.
+    noise_ratio_ : float
+        The expected norm of the release's noise displacement over the largest progress
+        the clipped data can make, on the model problem |x - z|^2 / 2 with this run's
+        schedule (``geomstats_dp.learning._diagnostics``). Public; above 1 a
+        NoiseDominatesWarning says the release is expected to be no better than the
+        data-independent start.
+    """
+
+    _METHODS = ("rgd", "rsgd", "rsvrg")
+    _FITTED = GRADIENT_FITTED
+
+    def __init__(self, space, loss, epsilon=1.0, delta=1e-5, method="rgd", clip_norm=None,
+                 clip_norm_single=None, n_iter=None, step_size=None, batch_size=None,
+                 inner_steps=None, sampling="without_replacement", dataset_size=None,
+                 init_point=None, output=None, gradient=None, gradient_kind="riemannian",
+                 noise_method="transport", budget=None, random_state=None, secure=False,
+                 verbose=False):
+        self.space = space
+        self.loss = loss
+        self.epsilon = epsilon
+        self.delta = delta
+        self.method = method
+        self.clip_norm = clip_norm
+        self.clip_norm_single = clip_norm_single
+        self.n_iter = n_iter
+        self.step_size = step_size
+        self.batch_size = batch_size
+        self.inner_steps = inner_steps
+        self.sampling = sampling
+        self.dataset_size = dataset_size
+        self.init_point = init_point
+        self.output = output
+        self.gradient = gradient
+        self.gradient_kind = gradient_kind
+        self.noise_method = noise_method
+        self.budget = budget
+        self.random_state = random_state
+        self.secure = secure
+        self.verbose = verbose
+        self._remember_budget()
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Release a private minimiser of the empirical risk on ``X`` (and ``y``).
+
+        Parameters
+        ----------
+        X : array-like, shape=[n_samples, ...]
+            The records (n_samples >= 2).
+        y : array-like, shape=[n_samples, ...], optional
+            Targets paired with the rows of X: the loss then receives (x_i, y_i).
+        sample_weight : array-like, shape=[n_samples], optional
+            Public non-negative weights; the sensitivity grows with n max_i w_i.
+
+        Returns
+        -------
+        self
+        """
+        budget = self._start_fit(self.epsilon, self.delta)
+        self._check_params()
+        data, weights = self._check_input(X, y, sample_weight)
+        fitted = self._release(data, weights, budget)
+        fitted["budget_"] = budget
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        return self
+
+    # -- hooks of the subclasses -------------------------------------------------------
+
+    def _make_loss(self):
+        """The PerSampleLoss minimised."""
+        if isinstance(self.loss, PerSampleLoss):
+            return self.loss
+        return CallableLoss(self.space, self.loss, self.gradient, self.gradient_kind)
+
+    def _check_input(self, X, y, sample_weight):
+        """Shape-only checks of the data; returns (data, weights or None).
+
+        The values are checked by the loss's ``check_data`` once the budget is checked.
+        """
+        data = check_array(X, "X")
+        check_sample_count(len(data), "X")
+        if y is not None:
+            data = PairedSamples(data, check_array(y, "y", min_ndim=1))
+        weights = None
+        if sample_weight is not None:
+            weights = normalize_sample_weight(sample_weight, len(data))
+        return data, weights
+
+    def _release(self, data, weights, budget):
+        """Run the private optimisation; returns the fitted attributes."""
+        return self._fit_gradient(self._make_loss(), data, weights, budget)
+
+    # -- the pipeline ------------------------------------------------------------------
+
+    def _check_params(self):
+        """Validate the parameters (before any data is read)."""
+        if not hasattr(self.space, "metric"):
+            raise TypeError(f"space {type(self.space).__name__} has no metric")
+        if self.method not in self._METHODS:
+            raise ValueError(f"method must be one of {self._METHODS}, got {self.method!r}")
+        check_positive_finite(self.epsilon, "epsilon")
+        if self.method != "laplace":
+            check_probability(self.delta, "delta")
+        for name in ("clip_norm", "clip_norm_single"):
+            if getattr(self, name) is not None:
+                check_positive_finite(getattr(self, name), name)
+        for name in ("n_iter", "batch_size", "inner_steps", "dataset_size"):
+            if getattr(self, name) is not None:
+                check_positive_int(getattr(self, name), name)
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        if self.output is not None and self.output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
+        if self.secure and self.random_state is not None:
+            raise ValueError(
+                "secure=True draws from the operating system's entropy; "
+                f"random_state must be None, got {self.random_state!r}"
+            )
+        if self.noise_method not in NOISE_METHODS:
+            raise ValueError(
+                f"noise_method must be one of {NOISE_METHODS}, got {self.noise_method!r}"
+            )
+        if self._poisson:
+            if self.dataset_size is None:
+                raise ValueError(
+                    "sampling='poisson' is analysed under add/remove adjacency, where the "
+                    "dataset size is private: pass dataset_size, a declared public size, "
+                    "from which the sampling rate and the defaults are computed"
+                )
+            if self.batch_size is not None and self.batch_size > self.dataset_size:
+                raise ValueError(
+                    f"batch_size must be <= dataset_size={self.dataset_size}, "
+                    f"got {self.batch_size}"
+                )
+
+    @property
+    def _poisson(self):
+        return self.method == "rsgd" and self.sampling == "poisson"
+
+    def _settings(self, n_samples):
+        """Resolved n_iter, batch size, inner steps and output, from public quantities."""
+        batch_size = self.batch_size or _defaults.default_batch_size(n_samples)
+        inner_steps = self.inner_steps or _defaults.default_inner_steps(n_samples)
+        n_iter = self.n_iter or _defaults.default_n_iter(
+            self.method, n_samples, int(self.space.dim), self.epsilon, self.delta
+        )
+        output = self.output or _defaults.default_output(self.method)
+        if self.method == "rsgd" and batch_size > n_samples:
+            raise ValueError(
+                f"batch_size must be <= the number of samples {n_samples}, got {batch_size}"
+            )
+        return n_iter, batch_size, inner_steps, output
+
+    def _plan(self, n_samples, weights, n_iter, batch_size, inner_steps, clip_norm):
+        """The calibrated strategy and privacy events of this run."""
+        clip_norm_single = self.clip_norm_single or (
+            _defaults.SVRG_SINGLE_CLIP_RATIO * clip_norm
+        )
+        rate = batch_size / n_samples if self._poisson else None
+        return plan_gradient_release(
+            self.method, self.epsilon, self.delta, n_samples, n_iter, clip_norm,
+            batch_size, inner_steps, clip_norm_single, self.sampling,
+            label=type(self).__name__, weights=weights, sampling_rate=rate,
+        )
+
+    def _fit_gradient(self, loss, data, weights, budget):
+        """Calibrate, check the budget, check the values, run, charge."""
+        if self._poisson and weights is not None:
+            raise ValueError(
+                "sample_weight is not supported with Poisson sampling: adding or removing "
+                "a record changes every normalised weight"
+            )
+        n_public = self.dataset_size if self._poisson else len(data)
+        n_iter, batch_size, inner_steps, output = self._settings(n_public)
+        # the noise multipliers do not depend on C: calibrate and check before any value
+        release = self._plan(n_public, weights, n_iter, batch_size, inner_steps,
+                             self.clip_norm or 1.0)
+        budget.check(*release.events)
+        init_point = canonical_point(self.space) if self.init_point is None else self.init_point
+        with quiet_numerics():
+            data = loss.check_data(data)
+            _probe_loss(loss, data, to_backend(to_numpy(init_point)))
+            clip_norm = self.clip_norm
+            if clip_norm is None:
+                clip_norm = _infer_clip_norm(loss, data, init_point)
+                release = self._plan(n_public, weights, n_iter, batch_size, inner_steps,
+                                     clip_norm)
+            dim = int(self.space.dim)
+            step_size = self.step_size or _defaults.default_step_size(
+                self.method, inner_steps, clip_norm, release.strategy.noise_stds, dim
+            )
+            rng = get_rng(self.random_state, secure=self.secure)
+            n_steps = n_iter * (inner_steps if self.method == "rsvrg" else 1)
+            progress = tqdm(total=n_steps, desc=f"{type(self).__name__} ({self.method})",
+                            disable=not self.verbose)
+            result = minimize(
+                loss, data, release.strategy, n_iter, step_size, init_point,
+                sample_weight=weights, output=output, random_state=rng,
+                noise_sampler=TangentGaussian(self.space, self.noise_method, validate=False),
+                callback=lambda step, point: progress.update(),
+            )
+            progress.close()
+        budget.spend(*release.events)
+        ratio = noise_ratio(result.step_sizes, release.strategy.noise_stds, dim, clip_norm,
+                            output)
+        NoiseDominatesWarning.warn_if(ratio)
+        multipliers = release.noise_multipliers
+        return {
+            "estimate_": result.point,
+            "noise_multiplier_": list(multipliers.values())[-1],
+            "noise_multipliers_": multipliers,
+            "n_iter_": result.n_steps,
+            "n_gradient_evaluations_": (
+                None if self._poisson else result.n_gradient_evaluations
+            ),
+            "clip_norm_": clip_norm,
+            "events_": release.events,
+            "noise_ratio_": ratio,
+        }
+
+
+def _probe_loss(loss, data, point):
+    """Evaluate the loss on the first records at ``point``: wrong shapes or NaN raise now.
+
+    Called after the budget check and before anything is charged or released.
+    """
+    head = data[np.arange(min(2, int(data.shape[0])))]
+    k = int(head.shape[0])
+    values = to_numpy(loss.values(point, head))
+    if values.shape != (k,):
+        raise ValueError(
+            f"loss must return one value per sample, shape ({k},); got {values.shape}"
+        )
+    if not np.isfinite(values).all():
+        raise ValueError(f"loss returned a non-finite value at the initial point: {values}")
+    grads = to_numpy(loss.gradients(point, head))
+    expected = (k,) + tuple(loss.space.shape)
+    if grads.shape != expected:
+        raise ValueError(
+            f"loss gradients must have shape {expected} (one per sample), got {grads.shape}"
+        )
+
+
+def _infer_clip_norm(loss, data, init_point):
+    """Largest per-sample gradient norm at the initial point, with a leak warning."""
+    warnings.warn(
+        "clip_norm was inferred from the data (largest per-sample gradient norm at the "
+        "initial point); this bound is not private. Pass a public clip_norm.",
+        PrivacyLeakWarning,
+        stacklevel=5,
+    )
+    point = to_backend(to_numpy(init_point))
+    norms = to_numpy(loss.space.metric.norm(loss.gradients(point, data), point))
+    norms = norms[np.isfinite(norms)]
+    return float(max(norms.max(initial=0.0), 1e-12))
