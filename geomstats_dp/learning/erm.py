@@ -34,6 +34,7 @@ from geomstats_dp.optim import (
     normalize_sample_weight,
 )
 from geomstats_dp.privacy import PrivacyLeakWarning
+from geomstats_dp.privacy.quantile import private_quantile, quantile_event
 
 SAMPLINGS = ("without_replacement", "poisson")
 GRADIENT_FITTED = ("estimate_", "budget_", "noise_multiplier_", "noise_multipliers_",
@@ -73,12 +74,16 @@ class PrivateERM(PrivateEstimator):
     delta : float
         In (0, 1).
     method : {"rgd", "rsgd", "rsvrg"}
-    clip_norm : float, optional
+    clip_norm : float, "auto" or None
         C, a public bound on the per-sample gradient norms |grad f(x; z)|_x in the
         Riemannian metric (for the squared distance: the data radius around the
         iterates). Gradients above it are scaled down, which biases the minimiser but not
-        the guarantee. None infers it from the data (largest gradient norm at the
-        initial point) with a PrivacyLeakWarning: not private.
+        the guarantee. "auto" releases a private ``clip_quantile`` of the per-sample
+        gradient norms at the initial point (exponential mechanism on a public grid,
+        ``privacy.quantile``), spending ``clip_budget_fraction`` of epsilon as its own
+        pure-DP ledger event; the optimisation gets the rest. None infers C from the data
+        (largest gradient norm at the initial point) with a PrivacyLeakWarning: not
+        private.
     clip_norm_single : float, optional
         rsvrg: C1, the clip norm of the single-sample gradients; default C / 100.
     n_iter : int, optional
@@ -103,6 +108,10 @@ class PrivateERM(PrivateEstimator):
         With a callable ``loss``: its closed-form gradient ``gradient(point, sample)``.
     gradient_kind : {"riemannian", "euclidean"}
         What ``gradient`` returns.
+    clip_quantile : float
+        With ``clip_norm="auto"``: the quantile of the gradient norms released, in (0, 1).
+    clip_budget_fraction : float
+        With ``clip_norm="auto"``: the fraction of epsilon spent on it, in (0, 1).
     noise_method : str
         TangentGaussian method used for the noise ("transport" by default).
     budget : PrivacyBudget, optional
@@ -149,8 +158,8 @@ class PrivateERM(PrivateEstimator):
                  clip_norm_single=None, n_iter=None, step_size=None, batch_size=None,
                  inner_steps=None, sampling="without_replacement", dataset_size=None,
                  init_point=None, output=None, gradient=None, gradient_kind="riemannian",
-                 noise_method="transport", budget=None, random_state=None, secure=False,
-                 verbose=False):
+                 clip_quantile=0.5, clip_budget_fraction=0.1, noise_method="transport",
+                 budget=None, random_state=None, secure=False, verbose=False):
         self.space = space
         self.loss = loss
         self.epsilon = epsilon
@@ -168,6 +177,8 @@ class PrivateERM(PrivateEstimator):
         self.output = output
         self.gradient = gradient
         self.gradient_kind = gradient_kind
+        self.clip_quantile = clip_quantile
+        self.clip_budget_fraction = clip_budget_fraction
         self.noise_method = noise_method
         self.budget = budget
         self.random_state = random_state
@@ -237,9 +248,13 @@ class PrivateERM(PrivateEstimator):
         check_positive_finite(self.epsilon, "epsilon")
         if self.method != "laplace":
             check_probability(self.delta, "delta")
-        for name in ("clip_norm", "clip_norm_single"):
-            if getattr(self, name) is not None:
-                check_positive_finite(getattr(self, name), name)
+        if self.clip_norm is not None and not self._auto_clip:
+            check_positive_finite(self.clip_norm, "clip_norm")
+        if self.clip_norm_single is not None:
+            check_positive_finite(self.clip_norm_single, "clip_norm_single")
+        if self._auto_clip:
+            check_probability(self.clip_quantile, "clip_quantile")
+            check_probability(self.clip_budget_fraction, "clip_budget_fraction")
         for name in ("n_iter", "batch_size", "inner_steps", "dataset_size"):
             if getattr(self, name) is not None:
                 check_positive_int(getattr(self, name), name)
@@ -270,6 +285,10 @@ class PrivateERM(PrivateEstimator):
                 )
 
     @property
+    def _auto_clip(self):
+        return isinstance(self.clip_norm, str) and self.clip_norm == "auto"
+
+    @property
     def _poisson(self):
         return self.method == "rsgd" and self.sampling == "poisson"
 
@@ -287,6 +306,13 @@ class PrivateERM(PrivateEstimator):
             )
         return n_iter, batch_size, inner_steps, output
 
+    @property
+    def _optimisation_epsilon(self):
+        """Epsilon left to the optimisation once the automatic clip norm is paid."""
+        if self._auto_clip:
+            return self.epsilon * (1 - self.clip_budget_fraction)
+        return self.epsilon
+
     def _plan(self, n_samples, weights, n_iter, batch_size, inner_steps, clip_norm):
         """The calibrated strategy and privacy events of this run."""
         clip_norm_single = self.clip_norm_single or (
@@ -294,7 +320,7 @@ class PrivateERM(PrivateEstimator):
         )
         rate = batch_size / n_samples if self._poisson else None
         return plan_gradient_release(
-            self.method, self.epsilon, self.delta, n_samples, n_iter, clip_norm,
+            self.method, self._optimisation_epsilon, self.delta, n_samples, n_iter, clip_norm,
             batch_size, inner_steps, clip_norm_single, self.sampling,
             label=type(self).__name__, weights=weights, sampling_rate=rate,
         )
@@ -309,23 +335,34 @@ class PrivateERM(PrivateEstimator):
         n_public = self.dataset_size if self._poisson else len(data)
         n_iter, batch_size, inner_steps, output = self._settings(n_public)
         # the noise multipliers do not depend on C: calibrate and check before any value
+        fixed_clip = self.clip_norm is not None and not self._auto_clip
         release = self._plan(n_public, weights, n_iter, batch_size, inner_steps,
-                             self.clip_norm or 1.0)
-        budget.check(*release.events)
+                             self.clip_norm if fixed_clip else 1.0)
+        clip_events = ()
+        if self._auto_clip:
+            clip_events = (quantile_event(self.epsilon * self.clip_budget_fraction,
+                                          f"{type(self).__name__}: clip_norm='auto'"),)
+        budget.check(*clip_events, *release.events)
         init_point = canonical_point(self.space) if self.init_point is None else self.init_point
+        rng = get_rng(self.random_state, secure=self.secure)
         with quiet_numerics():
             data = loss.check_data(data)
-            _probe_loss(loss, data, to_backend(to_numpy(init_point)))
-            clip_norm = self.clip_norm
-            if clip_norm is None:
-                clip_norm = _infer_clip_norm(loss, data, init_point)
+            start = to_backend(to_numpy(init_point))
+            _probe_loss(loss, data, start)
+            clip_norm = self.clip_norm if fixed_clip else None
+            if self._auto_clip:
+                norms = _gradient_norms(loss, data, start)
+                clip_norm = private_quantile(norms, self.clip_quantile,
+                                             clip_events[0].epsilon, rng)
+            elif clip_norm is None:
+                clip_norm = _infer_clip_norm(loss, data, start)
+            if not fixed_clip:
                 release = self._plan(n_public, weights, n_iter, batch_size, inner_steps,
                                      clip_norm)
             dim = int(self.space.dim)
             step_size = self.step_size or _defaults.default_step_size(
                 self.method, inner_steps, clip_norm, release.strategy.noise_stds, dim
             )
-            rng = get_rng(self.random_state, secure=self.secure)
             n_steps = n_iter * (inner_steps if self.method == "rsvrg" else 1)
             progress = tqdm(total=n_steps, desc=f"{type(self).__name__} ({self.method})",
                             disable=not self.verbose)
@@ -336,7 +373,8 @@ class PrivateERM(PrivateEstimator):
                 callback=lambda step, point: progress.update(),
             )
             progress.close()
-        budget.spend(*release.events)
+        events = clip_events + release.events
+        budget.spend(*events)
         ratio = noise_ratio(result.step_sizes, release.strategy.noise_stds, dim, clip_norm,
                             output)
         NoiseDominatesWarning.warn_if(ratio)
@@ -350,7 +388,7 @@ class PrivateERM(PrivateEstimator):
                 None if self._poisson else result.n_gradient_evaluations
             ),
             "clip_norm_": clip_norm,
-            "events_": release.events,
+            "events_": events,
             "noise_ratio_": ratio,
         }
 
@@ -377,15 +415,20 @@ def _probe_loss(loss, data, point):
         )
 
 
-def _infer_clip_norm(loss, data, init_point):
+def _gradient_norms(loss, data, point):
+    """Per-sample gradient norms at ``point`` in the Riemannian metric, shape=[n]."""
+    return to_numpy(loss.space.metric.norm(loss.gradients(point, data), point))
+
+
+def _infer_clip_norm(loss, data, point):
     """Largest per-sample gradient norm at the initial point, with a leak warning."""
     warnings.warn(
         "clip_norm was inferred from the data (largest per-sample gradient norm at the "
-        "initial point); this bound is not private. Pass a public clip_norm.",
+        "initial point); this bound is not private. Pass a public clip_norm, or "
+        "clip_norm='auto' for a private estimate.",
         PrivacyLeakWarning,
         stacklevel=5,
     )
-    point = to_backend(to_numpy(init_point))
-    norms = to_numpy(loss.space.metric.norm(loss.gradients(point, data), point))
+    norms = _gradient_norms(loss, data, point)
     norms = norms[np.isfinite(norms)]
     return float(max(norms.max(initial=0.0), 1e-12))

@@ -36,9 +36,12 @@ class PrivateFrechetMean(PrivateERM):
     delta : float
         In (0, 1); ignored by "laplace" (pure DP).
     method : {"rgd", "rsgd", "rsvrg", "laplace"}
-    clip_norm : float, optional
-        C, a public bound on the per-sample gradient norms d(x, z). None infers it from
-        the data (the largest distance to the initial point) with a PrivacyLeakWarning.
+    clip_norm : float, "auto" or None
+        C, a public bound on the per-sample gradient norms d(x, z) (the data radius
+        around the iterates). "auto" spends ``clip_budget_fraction`` of epsilon on a
+        private ``clip_quantile`` of the distances to the initial point (see PrivateERM).
+        None infers it from the data (the largest distance to the initial point) with a
+        PrivacyLeakWarning.
     clip_norm_single : float, optional
         rsvrg: C1, the clip norm of the single-sample gradients; default C / 100.
     n_iter : int, optional
@@ -61,6 +64,8 @@ class PrivateFrechetMean(PrivateERM):
         Default "weighted_average" for rsgd, "last" otherwise.
     radius, center : float and array-like
         "laplace" only: the public ball B(center, radius) holding the data.
+    clip_quantile, clip_budget_fraction : float
+        With ``clip_norm="auto"`` (see PrivateERM).
     noise_method : str
         TangentGaussian method used for the noise ("transport" by default).
     budget : PrivacyBudget, optional
@@ -103,13 +108,14 @@ class PrivateFrechetMean(PrivateERM):
                  clip_norm_single=None, n_iter=None, step_size=None, batch_size=None,
                  inner_steps=None, sampling="without_replacement", dataset_size=None,
                  init_point=None, output=None, radius=None, center=None,
-                 noise_method="transport", budget=None, random_state=None, secure=False,
-                 verbose=False):
+                 clip_quantile=0.5, clip_budget_fraction=0.1, noise_method="transport",
+                 budget=None, random_state=None, secure=False, verbose=False):
         super().__init__(
             space, None, epsilon=epsilon, delta=delta, method=method, clip_norm=clip_norm,
             clip_norm_single=clip_norm_single, n_iter=n_iter, step_size=step_size,
             batch_size=batch_size, inner_steps=inner_steps, sampling=sampling,
             dataset_size=dataset_size, init_point=init_point, output=output,
+            clip_quantile=clip_quantile, clip_budget_fraction=clip_budget_fraction,
             noise_method=noise_method, budget=budget, random_state=random_state,
             secure=secure, verbose=verbose,
         )

@@ -1,0 +1,53 @@
+"""A differentially private quantile by the exponential mechanism, on a public grid.
+
+Adjacency: replace-one (or add/remove). Query: the rank utility
+u(c) = -| #{i : v_i <= c} - q n | of each candidate c of a public grid, whose sensitivity
+is 1 (one record moves one count by at most 1; adding or removing one also moves q n by
+q <= 1). The exponential mechanism picks c with probability proportional to
+exp(epsilon u(c) / 2) and is epsilon-DP (McSherry & Talwar 2007): a ``PureEvent``.
+"""
+
+import numpy as np
+
+from geomstats_dp._validation import check_positive_finite, check_probability
+from geomstats_dp.privacy.events import PureEvent
+
+DEFAULT_GRID = np.geomspace(1e-3, 1e3, 25)  # 4 candidates a decade
+
+
+def quantile_event(epsilon, label="private quantile"):
+    """The ledger entry of one ``private_quantile`` release."""
+    return PureEvent(check_positive_finite(epsilon, "epsilon"), sensitivity=1.0,
+                     label=label)
+
+
+def private_quantile(values, quantile, epsilon, rng, grid=DEFAULT_GRID):
+    """Release a grid point near the ``quantile`` of ``values``, epsilon-DP.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape=[n]
+        The private values (non-finite ones count as larger than every candidate).
+    quantile : float
+        In (0, 1).
+    epsilon : float
+    rng : numpy.random.Generator or SecureGenerator
+        Only ``rng.random()`` is used.
+    grid : numpy.ndarray, shape=[k]
+        Public, increasing candidates.
+
+    Returns
+    -------
+    candidate : float
+    """
+    quantile = check_probability(quantile, "quantile")
+    epsilon = check_positive_finite(epsilon, "epsilon")
+    grid = np.asarray(grid, dtype=np.float64)
+    values = np.where(np.isfinite(values), values, np.inf)
+    counts = np.searchsorted(np.sort(values), grid, side="right")
+    utility = -np.abs(counts - quantile * len(values))
+    logits = epsilon * utility / 2
+    probabilities = np.exp(logits - logits.max())
+    cumulative = np.cumsum(probabilities / probabilities.sum())
+    index = int(np.searchsorted(cumulative, float(rng.random()), side="right"))
+    return float(grid[min(index, len(grid) - 1)])
