@@ -19,11 +19,9 @@ class PrivateFrechetMean(PrivateERM):
     record replaced by any other point of the space; Poisson batches: add/remove).
 
     - method="rgd", "rsgd", "rsvrg": ``PrivateERM`` (DP Riemannian gradient descent,
-      stochastic gradient descent or SVRG) on f(x; z) = d(x, z)^2 / 2, per-sample gradients -Log_x(z) clipped
-      to ``clip_norm`` in the Riemannian norm, tangent-Gaussian noise calibrated by the
-      numerical accountant (DP-RGD: sensitivity 2C max_i w_i per step, exact Gaussian-DP
-      composition; DP-RSGD: 2C n max_i w_i / b, amplification by sampling; DP-RSVRG:
-      2C/n and 4C, 000 Claim 3), data-independent start and schedule.
+      stochastic gradient descent or SVRG; its docstring states the sensitivities and
+      accountants) on f(x; z) = d(x, z)^2 / 2, whose per-sample gradients -Log_x(z), of
+      norm d(x, z), are clipped to ``clip_norm`` in the Riemannian norm.
     - method="laplace": the Riemannian Laplace mechanism (pure epsilon-DP) of Reimherr et
       al. on data in the ball B(center, radius).
 
@@ -42,63 +40,23 @@ class PrivateFrechetMean(PrivateERM):
         private ``clip_quantile`` of the distances to the initial point (see PrivateERM).
         None infers it from the data (the largest distance to the initial point) with a
         PrivacyLeakWarning.
-    clip_norm_single : float, optional
-        rsvrg: C1, the clip norm of the single-sample gradients; default C / 100.
-    n_iter : int, optional
-        Steps (rgd, rsgd) or epochs (rsvrg); default from the theory (``_defaults``).
-    step_size : float or callable, optional
-        Constant or schedule ``t -> eta_t``; default 0.5 s (rgd), 1/(t + 1/s^2) (rsgd),
-        0.5 s / m (rsvrg), with s = C / sqrt(C^2 + d sigma^2) (see ``_defaults``).
-    batch_size : int, optional
-        DP-RSGD batch size; default about sqrt(n).
-    inner_steps : int, optional
-        DP-RSVRG inner steps per epoch m; default n / 10.
-    sampling : {"without_replacement", "poisson"}
-        DP-RSGD batch sampling.
-    dataset_size : int, optional
-        Poisson sampling only (required there): the declared public dataset size, from
-        which the sampling rate and the defaults are computed (see PrivateERM).
-    init_point : array-like, optional
-        Data-independent starting point; default a canonical point of the space.
-    output : {"last", "random", "average", "weighted_average"}, optional
-        Default "weighted_average" for rsgd, "last" otherwise.
     radius, center : float and array-like
         "laplace" only: the public ball B(center, radius) holding the data.
-    clip_quantile, clip_budget_fraction : float
-        With ``clip_norm="auto"`` (see PrivateERM).
-    noise_method : str
-        TangentGaussian method used for the noise ("transport" by default).
-    budget : PrivacyBudget, optional
-        Budget to charge; default the one active (``with budget:``) when the estimator
-        was created or fitted, else a fresh PrivacyBudget(epsilon, delta).
-    random_state : None, int or numpy.random.Generator
-    secure : bool
-        Draw the noise from the operating system's entropy (random_state must be None).
-    verbose : bool
-        Show a progress bar.
+    clip_norm_single, n_iter, step_size, batch_size, inner_steps, sampling, dataset_size,
+    init_point, output, clip_quantile, clip_budget_fraction, noise_method, budget,
+    random_state, secure, verbose
+        As in ``PrivateERM`` (defaults for the squared distance: ``_defaults``).
 
     Attributes
     ----------
     estimate_ : array-like, shape=[*space.shape]
         The released private mean.
-    budget_ : PrivacyBudget
-        The budget charged.
     noise_multiplier_ : float
-        Noise standard deviation of a step over the sensitivity of that step's query (for
-        rsvrg: of the variance-reduced step; for laplace: Laplace scale over sensitivity).
-    noise_multipliers_ : dict
-        The same for every kind of query of the run.
-    n_iter_ : int
-        Manifold steps taken.
+        As in ``PrivateERM``; for laplace: the Laplace scale over the sensitivity.
     n_gradient_evaluations_ : int or None
-        Per-sample gradient evaluations (0 for laplace, None for Poisson sampling).
-    clip_norm_ : float
-        The clip norm used (rgd, rsgd, rsvrg).
-    events_ : tuple
-        The privacy events this fit charged to ``budget_``.
-    noise_ratio_ : float
-        Gradient methods: sqrt(d) sigma / C, the noise of a step against the largest
-        clipped gradient (see PrivateERM).
+        0 for laplace, else as in ``PrivateERM``.
+    budget_, noise_multipliers_, n_iter_, clip_norm_, events_, noise_ratio_
+        As in ``PrivateERM`` (laplace sets no ``clip_norm_`` nor ``noise_ratio_``).
     """
 
     _METHODS = ("rgd", "rsgd", "rsvrg", "laplace")
