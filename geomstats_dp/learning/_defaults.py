@@ -77,12 +77,16 @@ def default_output(method):
     return "weighted_average" if method == "rsgd" else "last"
 
 
-def default_step_size(method, inner_steps, clip_norm, noise_stds, dim):
-    """The default step schedule of ``method``, shrunk when the noise dominates."""
+def default_step_size(method, inner_steps, clip_norm, noise_stds, dim, smoothness=1.0):
+    """The default step schedule of ``method``, shrunk when the noise dominates.
+
+    ``smoothness`` is the loss's curvature scale relative to d(x, z)^2 / 2 (whose
+    Riemannian Hessian is the identity on flat spaces); the steps are divided by it.
+    """
     noise_variance = sum(std**2 for std in noise_stds)
     shrink = clip_norm / math.sqrt(clip_norm**2 + dim * noise_variance)
     if method == "rgd":
-        return ConstantStep(RGD_STEP_SIZE * shrink)
+        return ConstantStep(RGD_STEP_SIZE * shrink / smoothness)
     if method == "rsgd":
-        return InverseTimeStep(1.0, offset=1.0 / shrink**2)
-    return ConstantStep(RGD_STEP_SIZE * shrink / inner_steps)
+        return InverseTimeStep(1.0 / smoothness, offset=1.0 / shrink**2)
+    return ConstantStep(RGD_STEP_SIZE * shrink / (inner_steps * smoothness))

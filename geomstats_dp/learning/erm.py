@@ -203,8 +203,8 @@ class PrivateERM(PrivateEstimator):
         self
         """
         budget = self._start_fit(self.epsilon, self.delta)
-        self._check_params()
         data, weights = self._check_input(X, y, sample_weight)
+        self._check_params()
         fitted = self._release(data, weights, budget)
         fitted["budget_"] = budget
         for name, value in fitted.items():
@@ -236,6 +236,22 @@ class PrivateERM(PrivateEstimator):
     def _release(self, data, weights, budget):
         """Run the private optimisation; returns the fitted attributes."""
         return self._fit_gradient(self._make_loss(), data, weights, budget)
+
+    def _smoothness(self):
+        """Curvature scale of the loss relative to d^2 / 2; default steps divide by it."""
+        return 1.0
+
+    def _preliminary_events(self, n_samples):
+        """Releases a subclass makes from the data before the optimisation (events)."""
+        return ()
+
+    def _prepare(self, data, rng):
+        """Make the preliminary releases and return the data the optimisation reads.
+
+        Called once the budget is checked and the values are checked; returns
+        ``(data, fitted)`` with the preliminary releases as fitted attributes.
+        """
+        return data, {}
 
     # -- the pipeline ------------------------------------------------------------------
 
@@ -338,22 +354,22 @@ class PrivateERM(PrivateEstimator):
         fixed_clip = self.clip_norm is not None and not self._auto_clip
         release = self._plan(n_public, weights, n_iter, batch_size, inner_steps,
                              self.clip_norm if fixed_clip else 1.0)
-        clip_events = ()
+        early_events = self._preliminary_events(n_public)
         if self._auto_clip:
-            clip_events = (quantile_event(self.epsilon * self.clip_budget_fraction,
-                                          f"{type(self).__name__}: clip_norm='auto'"),)
-        budget.check(*clip_events, *release.events)
+            early_events += (quantile_event(self.epsilon * self.clip_budget_fraction,
+                                           f"{type(self).__name__}: clip_norm='auto'"),)
+        budget.check(*early_events, *release.events)
         init_point = canonical_point(self.space) if self.init_point is None else self.init_point
         rng = get_rng(self.random_state, secure=self.secure)
         with quiet_numerics():
-            data = loss.check_data(data)
+            data, preliminary = self._prepare(loss.check_data(data), rng)
             start = to_backend(to_numpy(init_point))
             _probe_loss(loss, data, start)
             clip_norm = self.clip_norm if fixed_clip else None
             if self._auto_clip:
                 norms = _gradient_norms(loss, data, start)
                 clip_norm = private_quantile(norms, self.clip_quantile,
-                                             clip_events[0].epsilon, rng)
+                                             early_events[-1].epsilon, rng)
             elif clip_norm is None:
                 clip_norm = _infer_clip_norm(loss, data, start)
             if not fixed_clip:
@@ -361,7 +377,8 @@ class PrivateERM(PrivateEstimator):
                                      clip_norm)
             dim = int(self.space.dim)
             step_size = self.step_size or _defaults.default_step_size(
-                self.method, inner_steps, clip_norm, release.strategy.noise_stds, dim
+                self.method, inner_steps, clip_norm, release.strategy.noise_stds, dim,
+                self._smoothness(),
             )
             n_steps = n_iter * (inner_steps if self.method == "rsvrg" else 1)
             progress = tqdm(total=n_steps, desc=f"{type(self).__name__} ({self.method})",
@@ -373,7 +390,7 @@ class PrivateERM(PrivateEstimator):
                 callback=lambda step, point: progress.update(),
             )
             progress.close()
-        events = clip_events + release.events
+        events = early_events + release.events
         budget.spend(*events)
         ratio = noise_ratio(result.step_sizes, release.strategy.noise_stds, dim, clip_norm,
                             output)
@@ -390,6 +407,7 @@ class PrivateERM(PrivateEstimator):
             "clip_norm_": clip_norm,
             "events_": events,
             "noise_ratio_": ratio,
+            **preliminary,
         }
 
 
