@@ -2,5 +2,7 @@
 
 from geomstats_dp.datasets.emg import EMG_GESTURES, load_emg_covariances
 from geomstats_dp.datasets.keel import load_keel
+from geomstats_dp.datasets.movielens import load_movielens_100k, split_ratings
 
-__all__ = ["EMG_GESTURES", "load_emg_covariances", "load_keel"]
+__all__ = ["EMG_GESTURES", "load_emg_covariances", "load_keel", "load_movielens_100k",
+           "split_ratings"]
