@@ -5,6 +5,7 @@ Importing this package registers the closed-form transport of every supported me
 
 from geomstats_dp.distributions import euclidean  # noqa: F401  (registers transports)
 from geomstats_dp.distributions import grassmann  # noqa: F401  (registers transports)
+from geomstats_dp.distributions import grassmann_bases  # noqa: F401  (registers transports)
 from geomstats_dp.distributions import hyperbolic  # noqa: F401  (registers transports)
 from geomstats_dp.distributions import spd  # noqa: F401  (registers transports)
 from geomstats_dp.distributions import sphere  # noqa: F401  (registers transports)
