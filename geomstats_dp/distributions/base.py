@@ -9,6 +9,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from geomstats_dp._backend import to_backend, to_numpy
+
 
 class TangentSampler(ABC):
     """Draws standard tangent Gaussians N_w(0, I) at base points.
@@ -24,6 +26,38 @@ class TangentSampler(ABC):
     def __init__(self, space, metric):
         self.space = space
         self.metric = metric
+
+    def belongs(self, points, atol):
+        """Which points lie on the space: geomstats' ``belongs`` (families override it).
+
+        Parameters
+        ----------
+        points : array-like, shape=[k, *space.shape]
+            float64 numpy.
+        atol : float
+
+        Returns
+        -------
+        belongs : array-like, shape=[k], bool
+        """
+        found = self.space.belongs(to_backend(points), atol=atol)
+        return np.atleast_1d(to_numpy(found)).astype(bool)
+
+    def is_tangent(self, vectors, points, atol):
+        """Which vectors are tangent at their points: geomstats' ``is_tangent``.
+
+        Parameters
+        ----------
+        vectors, points : array-like, shape=[k, *space.shape]
+            float64 numpy.
+        atol : float
+
+        Returns
+        -------
+        is_tangent : array-like, shape=[k], bool
+        """
+        found = self.space.is_tangent(to_backend(vectors), to_backend(points), atol=atol)
+        return np.atleast_1d(to_numpy(found)).astype(bool)
 
     @abstractmethod
     def sample(self, base_points, n_samples, rng):

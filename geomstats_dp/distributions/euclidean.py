@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 from geomstats.geometry.euclidean import EuclideanMetric
 from geomstats.geometry.matrices import MatricesMetric
 
@@ -17,6 +19,14 @@ class EuclideanTransport(IsometricTransport):
     def supports(cls, space):
         """Only full spaces: subspaces (symmetric, skew matrices) share the metric class."""
         return int(space.dim) == math.prod(space.shape)
+
+    def belongs(self, points, atol):
+        """Every array of the right shape (checked before) is a point. [k]."""
+        return np.ones(points.shape[0], dtype=bool)
+
+    def is_tangent(self, vectors, points, atol):
+        """Every array of the right shape is tangent. [k]."""
+        return np.ones(points.shape[0], dtype=bool)
 
     def from_coordinates(self, coefficients):
         """Reshape coordinates to the space's shape."""

@@ -12,12 +12,18 @@ pivoted Cholesky factorisation of P (r steps, O(m r^2), exact for a projector), 
 an O(m^3) eigendecomposition; the m x m output costs O(m^2 r).
 """
 
+import functools
+
 import numpy as np
 from geomstats.geometry.grassmannian import GrassmannianCanonicalMetric
 
 from geomstats_dp.distributions.base import IsometricTransport
 from geomstats_dp.distributions.registry import register_transport
+from geomstats_dp.distributions.spd import is_symmetric
 from geomstats_dp.distributions.stiefel import OrthogonalCompletion
+
+N_PROBES = 3
+PROBE_SEED = 20240601
 
 
 def range_basis(projectors, rank):
@@ -55,6 +61,31 @@ class GrassmannTransport(IsometricTransport):
     @property
     def _rank(self):
         return self.space.p
+
+    @functools.cached_property
+    def _probes(self):
+        """Fixed N(0, 1) probe vectors, shape=[m, N_PROBES] (one draw per sampler)."""
+        return np.random.default_rng(PROBE_SEED).standard_normal((self.space.n, N_PROBES))
+
+    def belongs(self, points, atol):
+        """Symmetric, P^2 = P on random probes (within atol) and trace r. O(m^2) per point.
+
+        The exact test of P^2 = P is a cubic matrix product (geomstats diagonalises P):
+        with z ~ N(0, I), each entry of (P^2 - P) z is N(0, |row|^2), so a row of
+        P^2 - P with a norm well above atol fails with high probability, an exact
+        projector (rounding errors ~ m 1e-16) never does. For an idempotent symmetric
+        P the trace is the rank, an integer: |tr P - r| <= 1/2 tells the rank apart.
+        """
+        probed = points @ self._probes
+        idempotent = np.all(np.abs(points @ probed - probed) <= atol, axis=(-2, -1))
+        trace = np.trace(points, axis1=-2, axis2=-1)
+        return is_symmetric(points, atol) & idempotent & (np.abs(trace - self._rank) <= 0.5)
+
+    def is_tangent(self, vectors, points, atol):
+        """Symmetric and (P X + X P - X) z = 0 on the probes, geomstats' tangent test. [k]."""
+        moved = vectors @ self._probes
+        residual = points @ moved + vectors @ (points @ self._probes) - moved
+        return is_symmetric(vectors, atol) & np.all(np.abs(residual) <= atol, axis=(-2, -1))
 
     def _at_reference(self, blocks):
         """[[0, B^T], [B, 0]] [..., m, m] from blocks B [..., m-r, r]."""

@@ -22,6 +22,25 @@ class HyperboloidTransport(PoleTransport):
 
     curvature_sign = -1.0
 
+    @staticmethod
+    def _minkowski(first, second):
+        """Minkowski product -a_0 b_0 + a_tail . b_tail, shape=[k], without a metric matrix."""
+        tails = np.einsum("ki,ki->k", first[:, 1:], second[:, 1:])
+        return tails - first[:, 0] * second[:, 0]
+
+    def belongs(self, points, atol):
+        """|<w, w>_L + 1| <= atol (geomstats' test) and w_0 > 0 (the upper sheet). [k].
+
+        geomstats' ``Hyperboloid.belongs`` also accepts the lower sheet (w_0 < 0), where
+        the transport from e1 does not apply; it builds an m x m metric matrix, this reads w
+        once.
+        """
+        return (np.abs(self._minkowski(points, points) + 1.0) <= atol) & (points[:, 0] > 0)
+
+    def is_tangent(self, vectors, points, atol):
+        """|<w, u>_L| <= atol, as geomstats' tangent submersion. [k]."""
+        return np.abs(self._minkowski(vectors, points)) <= atol
+
 
 @register_transport(PoincareBallMetric)
 class PoincareBallTransport(IsometricTransport):
@@ -34,6 +53,14 @@ class PoincareBallTransport(IsometricTransport):
     def to_coordinates(self, tangent_vecs):
         """u [..., d] at the origin -> 2 u."""
         return 2 * tangent_vecs
+
+    def belongs(self, points, atol):
+        """|w|^2 < 1 - atol, as geomstats' ``PoincareBall.belongs``. [k]."""
+        return np.einsum("ki,ki->k", points, points) < 1.0 - atol
+
+    def is_tangent(self, vectors, points, atol):
+        """Every vector of R^d is tangent to the open ball (shapes are checked before). [k]."""
+        return np.ones(points.shape[0], dtype=bool)
 
     @staticmethod
     def _conformal_factor(base_points):

@@ -33,6 +33,31 @@ def _symmetrize(mats):
     return (mats + np.swapaxes(mats, -1, -2)) / 2
 
 
+def is_symmetric(mats, atol):
+    """Entrywise isclose(X, X^T) (geomstats' ``Matrices.is_symmetric``), shape=[k]."""
+    return np.all(np.isclose(mats, np.swapaxes(mats, -1, -2), atol=atol), axis=(-2, -1))
+
+
+def is_positive_definite(mats):
+    """Whether a Cholesky factorisation succeeds (geomstats' ``Matrices.is_pd``), [k].
+
+    One batched factorisation (m^3/3 per matrix, a quarter of an eigendecomposition); only
+    when it fails are the matrices factorised one by one to find the failing ones.
+    """
+    try:
+        np.linalg.cholesky(mats)
+        return np.ones(mats.shape[0], dtype=bool)
+    except np.linalg.LinAlgError:
+        pass
+    found = np.ones(mats.shape[0], dtype=bool)
+    for index, mat in enumerate(mats):
+        try:
+            np.linalg.cholesky(mat)
+        except np.linalg.LinAlgError:
+            found[index] = False
+    return found
+
+
 class _SymmetricCoordinates(IsometricTransport):
     """Orthonormal coordinates of Sym(m) for the metric ``tr(UV) / reference_scale**2``.
 
@@ -41,6 +66,15 @@ class _SymmetricCoordinates(IsometricTransport):
     """
 
     reference_scale = 1.0
+
+    def belongs(self, points, atol):
+        """Symmetric within atol and Cholesky-factorisable, as geomstats' test. [k]."""
+        symmetric = is_symmetric(points, atol)
+        return symmetric & is_positive_definite(points)
+
+    def is_tangent(self, vectors, points, atol):
+        """Symmetric within atol (T_W SPD = Sym(m)). [k]."""
+        return is_symmetric(vectors, atol)
 
     @functools.cached_property
     def _triu(self):

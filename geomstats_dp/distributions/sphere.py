@@ -63,6 +63,14 @@ class PoleTransport(IsometricTransport):
 class HypersphereTransport(PoleTransport):
     """Hypersphere in extrinsic coordinates with the induced Euclidean metric. O(d)."""
 
+    def belongs(self, points, atol):
+        """| |w|^2 - 1 | <= atol, as geomstats' submersion test; one pass over w. [k]."""
+        return np.abs(np.einsum("ki,ki->k", points, points) - 1.0) <= atol
+
+    def is_tangent(self, vectors, points, atol):
+        """|2 <w, u>| <= atol, as geomstats' tangent submersion. [k]."""
+        return np.abs(2.0 * np.einsum("ki,ki->k", points, vectors)) <= atol
+
     def __init__(self, space, metric):
         if tuple(space.shape) != (int(space.dim) + 1,):
             raise ValueError(

@@ -70,6 +70,17 @@ class OrthogonalCompletion:
 class StiefelTransport(IsometricTransport):
     """Canonical-metric transport E -> W: D -> M D with M = Q diag(s, I). O(m r^2)."""
 
+    def belongs(self, points, atol):
+        """|W^T W - I| <= atol entrywise (geomstats' submersion test), O(m r^2). [k]."""
+        gram = np.swapaxes(points, -1, -2) @ points
+        gram[:, np.arange(self.space.p), np.arange(self.space.p)] -= 1.0
+        return np.all(np.abs(gram) <= atol, axis=(-2, -1))
+
+    def is_tangent(self, vectors, points, atol):
+        """|W^T D + D^T W| <= atol entrywise (geomstats' tangent submersion). [k]."""
+        cross = np.swapaxes(points, -1, -2) @ vectors
+        return np.all(np.abs(cross + np.swapaxes(cross, -1, -2)) <= atol, axis=(-2, -1))
+
     @property
     def _skew_triu(self):
         """Indices (i, j), i < j, of the coordinates of Omega."""

@@ -41,9 +41,10 @@ class TangentGaussian:
         Tolerance of the checks that base points lie on the space and means are tangent.
     validate : bool
         Check that base points lie on the space and means are tangent (shapes and
-        finiteness are always checked). The membership test can cost more than the draw
-        (geomstats' Grassmannian test diagonalises the m x m point): an optimiser whose
-        iterates come from the exponential map may switch it off.
+        finiteness are always checked). Each family with a closed-form transport tests
+        membership and tangency in closed form, reading the point once (a randomised probe
+        on the Grassmannian, where the exact test is cubic; SPD needs a Cholesky
+        factorisation); other spaces use geomstats' ``belongs`` and ``is_tangent``.
     mcmc_options : dict, optional
         Keyword arguments of the Metropolis-Hastings sampler (``burn_in``, ``thinning``,
         ``step_size``); only with method="mcmc".
@@ -72,12 +73,17 @@ class TangentGaussian:
         self.validate = bool(validate)
         metric, self.scale = unwrap_metric(space.metric)
         self.sampler = self._make_sampler(metric, mcmc_options or {})
+        if self._checker is None:
+            self._checker = self.sampler
 
     def _make_sampler(self, metric, mcmc_options):
         transport = find_transport(metric, self.space)
         if self.method == "transport":
             sampler_class = transport or GramSchmidt
-            return sampler_class(self.space, metric)
+            self._checker = sampler_class(self.space, metric)
+            return self._checker
+        # the family's closed-form membership tests, whatever the method
+        self._checker = transport(self.space, metric) if transport else None
         if self.method == "explicit_basis":
             if transport is None:
                 raise ValueError(
@@ -167,9 +173,7 @@ class TangentGaussian:
         check_finite_array(points, "base_point")
         if not self.validate:
             return points, batched
-        on_space = np.atleast_1d(
-            to_numpy(self.space.belongs(to_backend(points), atol=self.atol))
-        ).astype(bool)
+        on_space = self._checker.belongs(points, self.atol)
         if not on_space.all():
             index = np.flatnonzero(~on_space).tolist()
             where = f"at batch indices {index}" if batched else ""
@@ -194,13 +198,7 @@ class TangentGaussian:
         check_finite_array(means, "mean")
         if not self.validate:
             return means
-        tangent = np.atleast_1d(
-            to_numpy(
-                self.space.is_tangent(
-                    to_backend(means), to_backend(base_points), atol=self.atol
-                )
-            )
-        ).astype(bool)
+        tangent = self._checker.is_tangent(means, base_points, self.atol)
         if not tangent.all():
             index = np.flatnonzero(~tangent).tolist()
             raise ValueError(f"mean is not tangent at base_point (indices {index})")
