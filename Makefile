@@ -10,7 +10,7 @@ export FLWR_TELEMETRY_ENABLED := 0
 export FLWR_DISABLE_UPDATE_CHECK := 1
 export MPLBACKEND := Agg
 
-.PHONY: venv demo test bench docs clean
+.PHONY: venv demo test bench docs notebooks clean
 
 venv: $(STAMP)
 
@@ -42,8 +42,13 @@ test: $(STAMP)
 bench: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m benchmarks
 
+# The site shows the outputs stored in tutorials/*.ipynb; it does not execute them.
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# Re-execute the notebooks and store their outputs (one: $(BIN)/python tutorials/execute.py X.ipynb).
+notebooks: $(STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python tutorials/execute.py
 
 clean:
 	rm -rf $(VENV) site demo_output .pytest_cache
