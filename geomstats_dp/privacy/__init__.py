@@ -5,7 +5,11 @@ noise multiplier is the noise standard deviation of one step divided by the sens
 that step's query (2C/n for a mean of n gradients clipped to C). See docs/privacy.md.
 """
 
-from geomstats_dp.privacy._exceptions import BudgetExceededError, PrivacyLeakWarning
+from geomstats_dp.privacy._exceptions import (
+    BudgetExceededError,
+    DetachedBudgetError,
+    PrivacyLeakWarning,
+)
 from geomstats_dp.privacy.accountant import Guarantee, compose, compose_epsilon
 from geomstats_dp.privacy.audit import (
     AuditResult,
@@ -15,7 +19,12 @@ from geomstats_dp.privacy.audit import (
 )
 from geomstats_dp.privacy.budget import PrivacyBudget, current_budget, resolve_budget
 from geomstats_dp.privacy.calibration import calibrate_gaussian
-from geomstats_dp.privacy.events import GaussianEvent, PureEvent
+from geomstats_dp.privacy.default_ledger import (
+    UnboundedLedger,
+    get_default_budget,
+    set_default_budget,
+)
+from geomstats_dp.privacy.events import ApproxDPEvent, GaussianEvent, PureEvent
 from geomstats_dp.privacy.federated import (
     FederatedGuarantee,
     optimal_composition_epsilon,
@@ -32,8 +41,10 @@ from geomstats_dp.privacy.svrg import (
 )
 
 __all__ = [
+    "ApproxDPEvent",
     "AuditResult",
     "BudgetExceededError",
+    "DetachedBudgetError",
     "FederatedGuarantee",
     "GaussianEvent",
     "Guarantee",
@@ -41,6 +52,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "PureEvent",
     "SVRGCalibration",
+    "UnboundedLedger",
     "audit",
     "calibrate_gaussian",
     "calibrate_svrg",
@@ -51,12 +63,14 @@ __all__ = [
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu",
+    "get_default_budget",
     "log_coordinate_statistic",
     "optimal_composition_epsilon",
     "pld_epsilon",
     "prirfed_epsilon",
     "prirfed_theorem_4_2",
     "resolve_budget",
+    "set_default_budget",
     "svrg_epsilon",
     "svrg_events",
 ]

@@ -27,3 +27,12 @@ class PrivacyLeakWarning(UserWarning):
     Raised, for instance, when a loss is evaluated on the raw data, or when a bound that the
     guarantee needs (clip norm, data radius) was inferred from the data.
     """
+
+
+class DetachedBudgetError(RuntimeError):
+    """A budget that is an unpickled copy was asked to check or spend.
+
+    A pickled budget (sent to another process, for instance a joblib/loky worker) is an
+    independent copy of the ledger: charges to it would be lost to the original. Nothing is
+    charged; ``PrivacyBudget.resume()`` makes a live budget of the copy deliberately.
+    """

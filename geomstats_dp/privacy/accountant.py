@@ -15,6 +15,13 @@ guarantee, so the smallest one is reported):
        curve (Bun & Steinke 2016, Lemma 4: the RDP of randomized response).
    A ledger of pure events only gets the smaller of their sum and (b).
 
+4. Generic (epsilon, delta) events (``ApproxDPEvent``, releases made with another tool) are
+   never treated as Gaussian: they compose with each other by basic composition (epsilons
+   and deltas add) or advanced composition (Dwork, Rothblum & Vadhan 2010: epsilon =
+   sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1) at delta = sum delta_i +
+   delta'), whichever is smaller, and with the rest of the ledger (stated at what is left
+   of ``delta``) by basic composition. The split of ``delta`` is the best of a fixed grid.
+
 ``delta = 0`` only admits pure events (their epsilons add); a Gaussian event then costs an
 infinite epsilon. All events of a ledger must share one adjacency.
 """
@@ -24,6 +31,7 @@ from dataclasses import dataclass
 
 from geomstats_dp._validation import check_probability
 from geomstats_dp.privacy.events import (
+    ApproxDPEvent,
     GaussianEvent,
     PureEvent,
     check_events,
@@ -33,6 +41,7 @@ from geomstats_dp.privacy.gaussian_dp import gdp_epsilon
 from geomstats_dp.privacy.renyi import ledger_epsilon
 
 METHODS = ("auto", "rdp", "pld")
+_DELTA_SPLITS = (0.1, 0.25, 0.5, 0.75, 0.9)  # fractions of the slack given to delta'
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,8 @@ class Guarantee:
     accountant : str
         "gdp" (exact Gaussian DP), "rdp", "pure" (sum of pure epsilons), "gdp+pure" or
         "rdp+pure" (basic composition of the Gaussian part with the pure part), "pld",
-        or "empty".
+        or "empty"; with ApproxDPEvent releases, "<rest>+basic" or "<rest>+advanced"
+        ("basic"/"advanced" alone when the ledger holds nothing else).
     """
 
     epsilon: float
@@ -79,6 +89,10 @@ def compose(events, delta, method="auto"):
     ledger_adjacency(events)
     if not events:
         return Guarantee(0.0, delta, "empty")
+    approx = tuple(event for event in events if isinstance(event, ApproxDPEvent))
+    if approx:
+        rest = tuple(event for event in events if not isinstance(event, ApproxDPEvent))
+        return _compose_with_approx(rest, approx, delta, method)
     if method == "pld":
         from geomstats_dp.privacy.pld import pld_epsilon
 
@@ -134,3 +148,47 @@ def _gaussian_part(gaussians, delta):
         mu = math.sqrt(math.fsum(e.n_steps / e.noise_multiplier**2 for e in gaussians))
         return Guarantee(gdp_epsilon(mu, delta), delta, "gdp")
     return Guarantee(ledger_epsilon(gaussians, delta), delta, "rdp")
+
+
+def approx_composition(approx, delta_prime=0.0):
+    """Basic (``delta_prime = 0``) or advanced composition of (epsilon, delta) events.
+
+    Parameters
+    ----------
+    approx : tuple of ApproxDPEvent
+    delta_prime : float
+        0 for basic composition; > 0 for advanced composition (Dwork, Rothblum & Vadhan
+        2010, heterogeneous form).
+
+    Returns
+    -------
+    epsilon, delta : float
+        The composed guarantee.
+    """
+    delta = math.fsum(event.delta for event in approx)
+    if delta_prime == 0:
+        return math.fsum(event.epsilon for event in approx), delta
+    squares = math.fsum(event.epsilon**2 for event in approx)
+    drift = math.fsum(event.epsilon * math.expm1(event.epsilon) for event in approx)
+    return math.sqrt(2 * math.log(1 / delta_prime) * squares) + drift, delta + delta_prime
+
+
+def _compose_with_approx(rest, approx, delta, method):
+    """Best valid split of ``delta`` between the approx events, delta' and the rest."""
+    slack = delta - math.fsum(event.delta for event in approx)
+    if slack < 0:
+        return Guarantee(math.inf, delta, "basic")
+    candidates = [(0.0, slack)]  # basic composition, the rest at the whole slack
+    if slack > 0:
+        fractions = _DELTA_SPLITS + ((1.0,) if not rest else ())
+        candidates += [(f * slack, (1 - f) * slack) for f in fractions]
+    best = Guarantee(math.inf, delta, "basic")
+    for delta_prime, rest_delta in candidates:
+        epsilon, _ = approx_composition(approx, delta_prime)
+        name = "advanced" if delta_prime > 0 else "basic"
+        if rest:
+            part = compose(rest, rest_delta, method)
+            epsilon, name = epsilon + part.epsilon, f"{part.accountant}+{name}"
+        if epsilon < best.epsilon:
+            best = Guarantee(epsilon, delta, name)
+    return best

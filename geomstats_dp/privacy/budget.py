@@ -1,14 +1,28 @@
-"""The privacy budget: a total (epsilon, delta), a ledger of releases, a default context."""
+"""The privacy budget: a total (epsilon, delta), a ledger of releases, a default context.
+
+A budget is a shared handle: ``copy.deepcopy`` and ``sklearn.base.clone`` return the same
+object, so estimators cloned by scikit-learn charge the same ledger. Pickling gives an
+independent copy of the ledger (totals and events), no longer shared with the original; such
+a copy refuses to check or spend (DetachedBudgetError), because charges to it, for instance
+in a joblib/loky worker process, would never reach the original ledger. ``resume()`` turns
+a copy into a live budget deliberately (to go on spending from a saved ledger).
+"""
 
 import contextvars
 import math
+import numbers
 import threading
 
 from geomstats_dp._validation import check_positive_finite, check_probability
-from geomstats_dp.privacy._exceptions import BudgetExceededError
+from geomstats_dp.privacy._exceptions import BudgetExceededError, DetachedBudgetError
 from geomstats_dp.privacy.accountant import compose
 from geomstats_dp.privacy.calibration import calibrate_gaussian, check_target
-from geomstats_dp.privacy.events import GaussianEvent, check_events
+from geomstats_dp.privacy.events import (
+    ApproxDPEvent,
+    GaussianEvent,
+    PureEvent,
+    check_events,
+)
 from geomstats_dp.privacy.noise_search import smallest_noise
 
 _ACTIVE = contextvars.ContextVar("geomstats_dp_active_budgets", default=())
@@ -38,13 +52,21 @@ def resolve_budget(budget, epsilon, delta):
     Returns
     -------
     budget : PrivacyBudget
-        ``budget``, else ``current_budget()``, else ``PrivacyBudget(epsilon, delta)``.
+        ``budget``, else ``current_budget()``, else a fresh ``PrivacyBudget(epsilon,
+        delta)`` for this fit alone that also records its releases in the process-wide
+        default ledger (``get_default_budget()``): checking it checks both the fit's own
+        (epsilon, delta) and the default ledger; spending it charges both.
     """
     if budget is not None:
         if not isinstance(budget, PrivacyBudget):
             raise TypeError(f"budget must be a PrivacyBudget, got {type(budget).__name__}")
         return budget
-    return current_budget() or PrivacyBudget(epsilon, delta)
+    active = current_budget()
+    if active is not None:
+        return active
+    from geomstats_dp.privacy.default_ledger import fit_budget
+
+    return fit_budget(epsilon, delta)
 
 
 class PrivacyBudget:
@@ -64,13 +86,19 @@ class PrivacyBudget:
 
     Attributes
     ----------
-    events : tuple of GaussianEvent or PureEvent
+    events : tuple of GaussianEvent, PureEvent or ApproxDPEvent
         The ledger, in the order of spending.
     spent_epsilon : float
-        Epsilon of the ledger at ``delta``.
+        Epsilon of the ledger at ``delta``; ``get_epsilon(delta)`` states it at any delta.
     remaining_epsilon : float
         ``epsilon - spent_epsilon`` (never negative). Composition is not additive: use
         ``check`` or ``calibrate_gaussian`` to know whether a release fits.
+
+    Notes
+    -----
+    ``copy.deepcopy(budget)`` and ``sklearn.base.clone(budget)`` return ``budget`` itself
+    (a shared handle). ``pickle`` gives an independent copy of the ledger that refuses to
+    spend (DetachedBudgetError) until ``resume()`` is called: see the module notes.
 
     Examples
     --------
@@ -85,6 +113,29 @@ class PrivacyBudget:
         self._delta = check_probability(delta, "delta", allow_zero=True)
         self._events = ()
         self._lock = threading.RLock()
+        self._detached = False
+
+    def get_epsilon(self, delta):
+        """Epsilon of the ledger at any ``delta`` in [0, 1) (0.0 when nothing was spent)."""
+        return compose(self._events, delta).epsilon
+
+    @property
+    def detached(self):
+        """Whether this budget is an unpickled copy, which refuses to spend."""
+        return self._detached
+
+    def resume(self):
+        """A live budget with this one's totals and ledger (an independent ledger).
+
+        Returns
+        -------
+        budget : PrivacyBudget
+            Charges to it are recorded in it only; use it to go on spending from a ledger
+            restored by ``pickle`` in a process that owns the ledger from now on.
+        """
+        budget = PrivacyBudget(self._epsilon, self._delta)
+        budget._events = self._events
+        return budget
 
     @property
     def epsilon(self):
@@ -121,8 +172,9 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        *events : GaussianEvent or PureEvent
-            Planned releases, under the ledger's adjacency.
+        *events : GaussianEvent, PureEvent or ApproxDPEvent; or epsilon[, delta]
+            Planned releases, under the ledger's adjacency; or two numbers (epsilon,
+            delta) for one release made with another tool (see ``spend``).
 
         Returns
         -------
@@ -133,8 +185,11 @@ class PrivacyBudget:
         ------
         BudgetExceededError
             If that epsilon exceeds the budget's (beyond a relative 1e-9 of float slack).
+        DetachedBudgetError
+            If this budget is an unpickled copy (see ``resume``).
         """
-        events = check_events(events)
+        events = _as_events(events)
+        self._check_attached()
         with self._lock:
             return self._required_epsilon(events)
 
@@ -143,7 +198,10 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        *events : GaussianEvent or PureEvent
+        *events : GaussianEvent, PureEvent or ApproxDPEvent; or epsilon[, delta]
+            The releases; or the (epsilon, delta) of one release made with another tool,
+            recorded as an ``ApproxDPEvent`` (a ``PureEvent`` when delta is 0 or left
+            out) and composed by basic or advanced composition, never as a Gaussian.
 
         Returns
         -------
@@ -154,8 +212,16 @@ class PrivacyBudget:
         ------
         BudgetExceededError
             If they do not fit; the ledger is then unchanged.
+        DetachedBudgetError
+            If this budget is an unpickled copy (see ``resume``).
+
+        Examples
+        --------
+        >>> budget = PrivacyBudget(2.0, 1e-5)
+        >>> budget.spend(0.5, 1e-7)  # a release made with another library  # doctest: +SKIP
         """
-        events = check_events(events)
+        events = _as_events(events)
+        self._check_attached()
         with self._lock:
             required = self._required_epsilon(events)
             self._events = self._events + events
@@ -204,6 +270,35 @@ class PrivacyBudget:
         initial = calibrate_gaussian(epsilon, delta, n_steps, sampling_rate, sampling, adjacency)
         return smallest_noise(events_of, epsilon, delta, initial)
 
+    def _check_attached(self):
+        if self._detached:
+            raise DetachedBudgetError(
+                f"this {type(self).__name__} was unpickled (for instance sent to a "
+                "joblib/loky worker process by n_jobs > 1): it is an independent copy of "
+                "the ledger, and a charge to it would never reach the original; fit in the "
+                "process that owns the budget (n_jobs=1, or joblib's threading backend), "
+                "or call budget.resume() to spend from the copy deliberately"
+            )
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+        self._detached = True
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __sklearn_clone__(self):
+        return self
+
     def _required_epsilon(self, events):
         required = compose(self._events + events, self._delta).epsilon
         if required > self._epsilon * (1 + _CHECK_RTOL):
@@ -234,3 +329,19 @@ class PrivacyBudget:
             f"PrivacyBudget(epsilon={self._epsilon:g}, delta={self._delta:g}; "
             f"spent {self.spent_epsilon:.4g} in {len(self._events)} events)"
         )
+
+
+def _as_events(events):
+    """Events as a checked tuple; ``(epsilon[, delta])`` numbers as one generic event."""
+    if events and all(isinstance(event, numbers.Real) for event in events):
+        if len(events) > 2:
+            raise TypeError(
+                f"pass events, or the (epsilon, delta) of one release; got {len(events)} "
+                "numbers"
+            )
+        epsilon, delta = (tuple(events) + (0.0,))[:2]
+        label = "external release"
+        if delta == 0:
+            return (PureEvent(epsilon, label=label),)
+        return (ApproxDPEvent(epsilon, delta, label=label),)
+    return check_events(events)

@@ -17,7 +17,11 @@ Conventions (the same for every event, estimator and accountant):
 import math
 from dataclasses import dataclass
 
-from geomstats_dp._validation import check_positive_finite, check_positive_int
+from geomstats_dp._validation import (
+    check_positive_finite,
+    check_positive_int,
+    check_probability,
+)
 
 SAMPLINGS = ("full", "without_replacement", "poisson")
 ADJACENCIES = ("replace_one", "add_remove")
@@ -168,6 +172,44 @@ class PureEvent:
             object.__setattr__(self, name, value)
 
 
+@dataclass(frozen=True)
+class ApproxDPEvent:
+    """An (epsilon, delta)-DP release whose mechanism is not known to the accountant.
+
+    For a release made with another tool: the accountant composes it by basic or advanced
+    composition of (epsilon, delta)-DP guarantees, never as a Gaussian or an RDP curve.
+
+    Parameters
+    ----------
+    epsilon : float
+        Its epsilon, > 0, under ``adjacency``.
+    delta : float
+        Its delta, in [0, 1).
+    label : str
+        Free text naming the release.
+    adjacency : {"replace_one", "add_remove"}
+        Neighbouring relation of the guarantee.
+    """
+
+    epsilon: float
+    delta: float
+    label: str = ""
+    adjacency: str = "replace_one"
+
+    def __post_init__(self):
+        fields = {
+            "epsilon": check_positive_finite(self.epsilon, "epsilon"),
+            "delta": check_probability(self.delta, "delta", allow_zero=True),
+            "label": _check_label(self.label),
+            "adjacency": _check_choice(self.adjacency, "adjacency", ADJACENCIES),
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+
+EVENT_TYPES = (GaussianEvent, PureEvent, ApproxDPEvent)
+
+
 def _check_sampling_rate(sampling_rate, sampling):
     if sampling == "full":
         if sampling_rate != 1.0:
@@ -208,12 +250,12 @@ def _check_noise_consistency(noise_multiplier, sensitivity, noise_std):
 
 
 def check_events(events):
-    """Return ``events`` as a tuple after checking each is a GaussianEvent or PureEvent."""
+    """Return ``events`` as a tuple after checking each is an event of ``EVENT_TYPES``."""
     events = tuple(events)
     for index, event in enumerate(events):
-        if not isinstance(event, (GaussianEvent, PureEvent)):
+        if not isinstance(event, EVENT_TYPES):
             raise TypeError(
-                f"events[{index}] must be a GaussianEvent or a PureEvent, "
+                f"events[{index}] must be a GaussianEvent, a PureEvent or an ApproxDPEvent, "
                 f"got {type(event).__name__}"
             )
     return events

@@ -136,7 +136,9 @@ def test_budget_rejects_bad_totals(arguments, error, name):
 
 def test_spend_rejects_non_events():
     with pytest.raises(TypeError, match=r"events\[0\]"):
-        PrivacyBudget(1.0, 1e-5).spend(0.5)
+        PrivacyBudget(1.0, 1e-5).spend("0.5")
+    with pytest.raises(TypeError, match="3 numbers"):
+        PrivacyBudget(1.0, 1e-5).spend(0.5, 1e-6, 1.0)
 
 
 def test_leak_warning_is_a_user_warning():
