@@ -19,11 +19,23 @@ noise is in fact shared within an epoch): an approximation.
 """
 
 import math
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 
 NOISE_RATIO_THRESHOLD = 1.0
+PACKAGE = str(Path(__file__).resolve().parents[1])
+
+
+def user_stacklevel():
+    """The ``stacklevel`` that makes a warning point at the first caller outside the
+    package (counted from the function calling this one)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _output_weights(output, n_steps):
@@ -88,5 +100,5 @@ class NoiseDominatesWarning(UserWarning):
                 "data-independent start. More data or a larger epsilon help; see "
                 "noise_ratio_ in the PrivateERM docs.",
                 cls,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )

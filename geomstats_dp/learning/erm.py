@@ -22,7 +22,11 @@ from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
-from geomstats_dp.learning._diagnostics import NoiseDominatesWarning, noise_ratio
+from geomstats_dp.learning._diagnostics import (
+    NoiseDominatesWarning,
+    noise_ratio,
+    user_stacklevel,
+)
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.optim import (
     OUTPUTS,
@@ -445,7 +449,7 @@ def _infer_clip_norm(loss, data, point):
         "initial point); this bound is not private. Pass a public clip_norm, or "
         "clip_norm='auto' for a private estimate.",
         PrivacyLeakWarning,
-        stacklevel=5,
+        stacklevel=user_stacklevel(),
     )
     norms = _gradient_norms(loss, data, point)
     norms = norms[np.isfinite(norms)]
