@@ -3,6 +3,8 @@
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.frechet_mean import PrivateFrechetMean
+from geomstats_dp.learning.matrix_completion import PrivateMatrixCompletion
 from geomstats_dp.learning.pca import PrivatePCA
 
-__all__ = ["NoiseDominatesWarning", "PrivateERM", "PrivateFrechetMean", "PrivatePCA"]
+__all__ = ["NoiseDominatesWarning", "PrivateERM", "PrivateFrechetMean",
+           "PrivateMatrixCompletion", "PrivatePCA"]
