@@ -120,7 +120,7 @@ def test_neighbours_share_every_public_attribute():
     neighbour = ratings.copy()
     neighbour[7] = np.nan
     neighbour[7, :3] = 5.0
-    fits = [PrivateMatrixCompletion(RANK, epsilon=1.0, clip_norm=5.0, n_iter=20,
+    fits = [PrivateMatrixCompletion(RANK, epsilon=1.0, clip_norm=5.0, n_iter=20, method="rgd",
                                     random_state=3).fit(data) for data in (ratings, neighbour)]
     for name in ("noise_multiplier_", "n_iter_", "events_", "noise_ratio_", "clip_norm_",
                  "n_gradient_evaluations_", "n_features_in_"):
@@ -141,7 +141,7 @@ def test_neighbours_share_every_public_attribute():
 def test_bad_input_names_the_argument_and_charges_nothing(X, params, error, message):
     budget = PrivacyBudget(1.0, 1e-5)
     est = PrivateMatrixCompletion(clip_norm=params.pop("clip_norm", 1.0), budget=budget,
-                                  n_iter=5, **params)
+                                  method="rgd", n_iter=5, **params)
     with pytest.raises(error, match=message):
         est.fit(X)
     assert budget.events == () and not hasattr(est, "components_")
@@ -149,7 +149,7 @@ def test_bad_input_names_the_argument_and_charges_nothing(X, params, error, mess
 
 def test_predict_checks_its_input_and_sklearn_conventions():
     ratings, _, _ = _planted(seed=3)
-    est = PrivateMatrixCompletion(RANK, epsilon=1.0, clip_norm=5.0, n_iter=5,
+    est = PrivateMatrixCompletion(RANK, epsilon=1.0, clip_norm=5.0, n_iter=5, method="rgd",
                                   random_state=0).fit(ratings)
     with pytest.raises(ValueError, match=rf"X must have shape \[n_users, {N_ITEMS}\]"):
         est.predict(ratings[:, :5])
