@@ -5,6 +5,8 @@ from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.frechet_mean import PrivateFrechetMean
 from geomstats_dp.learning.matrix_completion import PrivateMatrixCompletion
 from geomstats_dp.learning.pca import PrivatePCA
+from geomstats_dp.learning.structured_prediction import PrivateStructuredPrediction
 
 __all__ = ["NoiseDominatesWarning", "PrivateERM", "PrivateFrechetMean",
-           "PrivateMatrixCompletion", "PrivatePCA"]
+           "PrivateMatrixCompletion", "PrivatePCA",
+           "PrivateStructuredPrediction"]
