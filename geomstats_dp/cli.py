@@ -2,75 +2,188 @@
 
     geomstats-dp demo [--epsilon 1 --delta 1e-5 --output DIR]
     geomstats-dp frechet-mean points.npy --space spd --epsilon 1 --clip-norm 5
+    geomstats-dp frechet-mean points.npy --space sphere --method laplace --radius 1 \
+        --center center.npy
     geomstats-dp account --epsilon 1 --delta 1e-5 --n-steps 100 [--sampling-rate 0.01]
+
+A user error (a bad option, a missing or unreadable file, NaN or points off the space)
+prints one line ``geomstats-dp: error: ...`` on stderr and exits with status 2.
 """
 
 import argparse
+import math
 import sys
 
+from geomstats_dp import __version__
+
+METHODS = ("rgd", "rsgd", "rsvrg", "laplace")
+SPACES = ("spd", "sphere", "hyperboloid", "poincare", "euclidean", "grassmannian", "stiefel")
+SPD_METRICS = ("affine", "bures-wasserstein", "log-euclidean")
+SAMPLINGS = ("full", "without_replacement", "poisson")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage block) and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Help that ends each option with its default, unless the help text states it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default is argparse.SUPPRESS or action.required:
+            return text
+        if action.option_strings and action.default is not None:
+            return f"{text} (default: %(default)s)"
+        return text
+
+
+def _number(text, what):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    return value
 
 
 def _positive_float(text):
     """argparse type: a finite float > 0."""
-    value = float(text)
-    if not value > 0 or value == float("inf"):
+    value = _number(text, "a finite number > 0")
+    if not value > 0 or math.isinf(value):
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
     return value
 
 
+def _delta(text):
+    """argparse type: a float in [0, 1)."""
+    value = _number(text, "a number in [0, 1)")
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text}")
+    return value
+
+
+def _rate(text):
+    """argparse type: a float in (0, 1]."""
+    value = _number(text, "a number in (0, 1]")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text}")
+    return value
+
+
+def _integer(text, low, what):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+    return value
+
+
+def _seed(text):
+    """argparse type: an integer >= 0."""
+    return _integer(text, 0, "an integer >= 0")
+
+
+def _positive_int(text):
+    """argparse type: an integer >= 1."""
+    return _integer(text, 1, "an integer >= 1")
+
+
+def _clip_norm(text):
+    """argparse type: a finite float > 0, or "auto"."""
+    return "auto" if text == "auto" else _positive_float(text)
+
+
+def _add_privacy_options(parser, delta_help="delta of the release, in [0, 1)", seed=None):
+    parser.add_argument("--epsilon", type=_positive_float, default=1.0,
+                        help="epsilon of the release, > 0")
+    parser.add_argument("--delta", type=_delta, default=1e-5, help=delta_help)
+    parser.add_argument("--seed", type=_seed, default=seed, help="random seed, an integer >= 0"
+                        + ("" if seed is not None else " (default: fresh entropy)"))
+
+
 def build_parser():
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="geomstats-dp", description="Differential privacy on Riemannian manifolds."
+    formatter = _Formatter
+    parser = _Parser(
+        prog="geomstats-dp", description="Differential privacy on Riemannian manifolds.",
+        formatter_class=formatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=_Parser)
 
-    demo = commands.add_parser("demo", help="private Frechet mean of EMG covariances")
-    demo.add_argument("--epsilon", type=_positive_float, default=1.0)
-    demo.add_argument("--delta", type=float, default=1e-5)
-    demo.add_argument("--clip-norm", type=_positive_float, default=5.0)
-    demo.add_argument("--method", choices=("rgd", "rsgd", "rsvrg", "laplace"), default="rgd")
-    demo.add_argument("--seed", type=int, default=0)
+    demo = commands.add_parser("demo", help="private Frechet mean of EMG covariances",
+                               formatter_class=formatter)
+    _add_privacy_options(demo, seed=0)
+    demo.add_argument("--clip-norm", type=_positive_float, default=5.0,
+                      help="clip norm C, > 0")
+    demo.add_argument("--method", choices=METHODS, default="rgd", help="mechanism")
     demo.add_argument("--output", default="demo_output", help="folder for the plot")
 
-    fit = commands.add_parser("frechet-mean", help="private Frechet mean of a .npy file")
+    fit = commands.add_parser("frechet-mean", help="private Frechet mean of a .npy file",
+                              formatter_class=formatter)
     fit.add_argument("path", help=".npy file of points, shape [n, *space.shape]")
-    fit.add_argument("--space", required=True, help="spd, sphere, hyperboloid, poincare, euclidean")
-    fit.add_argument("--metric", default=None, help="spd only: affine, bures-wasserstein, log-euclidean")
-    fit.add_argument("--epsilon", type=_positive_float, default=1.0)
-    fit.add_argument("--delta", type=float, default=1e-5)
-    fit.add_argument("--clip-norm", type=_positive_float, required=True)
-    fit.add_argument("--method", choices=("rgd", "rsgd", "rsvrg"), default="rgd")
-    fit.add_argument("--seed", type=int, default=None)
-    fit.add_argument("--output", default=None, help=".npy file for the released mean")
+    fit.add_argument("--space", required=True, choices=SPACES,
+                     help="the manifold of the points (required)")
+    fit.add_argument("--metric", choices=SPD_METRICS, default=None,
+                     help="spd only (default: affine)")
+    fit.add_argument("--rank", type=_positive_int, default=None,
+                     help="grassmannian only (and required there): dimension k of the subspaces")
+    _add_privacy_options(fit, "delta of the release, in [0, 1) (laplace: pure DP, ignored)")
+    fit.add_argument("--method", choices=METHODS, default="rgd", help="mechanism")
+    fit.add_argument("--clip-norm", type=_clip_norm, default="auto",
+                     help="rgd/rsgd/rsvrg: clip norm C > 0, or 'auto' (a private quantile)")
+    fit.add_argument("--radius", type=_positive_float, default=None,
+                     help="laplace only (and required there): radius of the public ball of the data")
+    fit.add_argument("--center", default=None,
+                     help="laplace only (and required there): .npy file of the ball's center")
+    fit.add_argument("--output", default=None,
+                     help=".npy file for the released mean (default: print it)")
 
-    account = commands.add_parser("account", help="epsilon of a Gaussian schedule, or its noise")
-    account.add_argument("--delta", type=float, default=1e-5)
-    account.add_argument("--n-steps", type=int, required=True)
-    account.add_argument("--sampling-rate", type=float, default=1.0)
-    account.add_argument(
-        "--sampling", choices=("full", "without_replacement", "poisson"), default=None
-    )
+    account = commands.add_parser("account", help="epsilon of a Gaussian schedule, or its noise",
+                                  formatter_class=formatter)
+    account.add_argument("--delta", type=_delta, default=1e-5, help="delta, in [0, 1)")
+    account.add_argument("--n-steps", type=_positive_int, required=True,
+                         help="number of Gaussian steps (required)")
+    account.add_argument("--sampling-rate", type=_rate, default=1.0,
+                         help="probability a record enters a step, in (0, 1]")
+    account.add_argument("--sampling", choices=SAMPLINGS, default=None,
+                         help="default: full if the rate is 1, else without_replacement")
     target = account.add_mutually_exclusive_group(required=True)
-    target.add_argument("--epsilon", type=_positive_float, help="calibrate the noise")
-    target.add_argument("--noise-multiplier", type=_positive_float, help="report epsilon")
+    target.add_argument("--epsilon", type=_positive_float, help="target epsilon: calibrate the noise (this or --noise-multiplier)")
+    target.add_argument("--noise-multiplier", type=_positive_float, help="noise multiplier: report its epsilon (this or --epsilon)")
     return parser
 
 
 def main(argv=None):
-    """Entry point of the ``geomstats-dp`` console command."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``geomstats-dp`` console command.
+
+    Returns
+    -------
+    status : int
+        0; user errors exit with status 2 (SystemExit) after one line on stderr.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        _run(args)
+    except (ValueError, TypeError, OSError, EOFError) as error:
+        message = " ".join(str(error).split()) or type(error).__name__
+        parser.exit(2, f"{parser.prog} {args.command}: error: {message}\n")
+    return 0
+
+
+def _run(args):
     if args.command == "demo":
         from geomstats_dp.demo import run_demo
 
-        run_demo(
-            epsilon=args.epsilon,
-            delta=args.delta,
-            clip_norm=args.clip_norm,
-            method=args.method,
-            seed=args.seed,
-            output=args.output,
-        )
+        run_demo(epsilon=args.epsilon, delta=args.delta, clip_norm=args.clip_norm,
+                 method=args.method, seed=args.seed, output=args.output)
     elif args.command == "frechet-mean":
         from geomstats_dp.cli_commands import frechet_mean_command
 
@@ -79,7 +192,6 @@ def main(argv=None):
         from geomstats_dp.cli_commands import account_command
 
         account_command(args)
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,74 +1,169 @@
-"""The ``frechet-mean`` and ``account`` subcommands of ``geomstats-dp``."""
+"""The ``frechet-mean`` and ``account`` subcommands of ``geomstats-dp``.
+
+User errors raise ValueError (or OSError for files) with a message naming the option or
+file; ``cli.main`` prints it on one line and exits with status 2.
+"""
 
 import numpy as np
 
-SPACES = ("spd", "sphere", "hyperboloid", "poincare", "euclidean")
-SPD_METRICS = ("affine", "bures-wasserstein", "log-euclidean")
+
+def _spd(shape, metric):
+    from geomstats.geometry.spd_matrices import (
+        SPDBuresWassersteinMetric,
+        SPDLogEuclideanMetric,
+        SPDMatrices,
+    )
+
+    _check_matrix_shape("spd", shape, square=True)
+    space = SPDMatrices(shape[0])
+    metric_class = {"bures-wasserstein": SPDBuresWassersteinMetric,
+                    "log-euclidean": SPDLogEuclideanMetric}.get(metric)
+    if metric_class is not None:
+        space.equip_with_metric(metric_class)
+    return space
 
 
-def make_space(name, shape, metric=None):
-    """The geomstats space called ``name`` whose points have ``shape``."""
+def _check_vector_shape(name, shape):
+    if len(shape) != 1 or shape[0] < 1:
+        raise ValueError(f"--space {name} needs points of shape [n, dim], got [n, "
+                         f"{', '.join(map(str, shape))}]")
+
+
+def _check_matrix_shape(name, shape, square=False):
+    if len(shape) != 2 or (square and shape[0] != shape[1]):
+        kind = "square matrices" if square else "matrices"
+        raise ValueError(f"--space {name} needs {kind}, points of shape [n, p, p]; got "
+                         f"[n, {', '.join(map(str, shape))}]")
+
+
+def _vector_space(name, shape):
+    from geomstats.geometry.euclidean import Euclidean
+    from geomstats.geometry.hyperboloid import Hyperboloid
+    from geomstats.geometry.hypersphere import Hypersphere
+    from geomstats.geometry.poincare_ball import PoincareBall
+
+    _check_vector_shape(name, shape)
+    if name in ("sphere", "hyperboloid") and shape[0] < 2:
+        raise ValueError(f"--space {name} needs points of at least 2 coordinates")
+    dim = shape[0]
+    return {"sphere": lambda: Hypersphere(dim - 1), "hyperboloid": lambda: Hyperboloid(dim - 1),
+            "poincare": lambda: PoincareBall(dim), "euclidean": lambda: Euclidean(dim)}[name]()
+
+
+def make_space(name, shape, metric=None, rank=None):
+    """The geomstats space called ``name`` whose points have ``shape``.
+
+    Parameters
+    ----------
+    name : {"spd", "sphere", "hyperboloid", "poincare", "euclidean", "grassmannian", "stiefel"}
+    shape : tuple of int
+        Shape of one point.
+    metric : {"affine", "bures-wasserstein", "log-euclidean"} or None
+        spd only.
+    rank : int or None
+        grassmannian only: the dimension k of the subspaces (points are n x n projectors).
+
+    Returns
+    -------
+    space : Manifold
+    """
+    from geomstats_dp.cli import SPACES
+
     if name not in SPACES:
         raise ValueError(f"--space must be one of {SPACES}, got {name!r}")
     if metric is not None and name != "spd":
-        raise ValueError("--metric is only for --space spd")
+        raise ValueError(f"--metric is only for --space spd, got --space {name}")
+    if (rank is None) != (name != "grassmannian"):
+        raise ValueError("--rank is required with --space grassmannian, and only there")
     if name == "spd":
-        from geomstats.geometry.spd_matrices import (
-            SPDBuresWassersteinMetric,
-            SPDLogEuclideanMetric,
-            SPDMatrices,
-        )
+        return _spd(shape, metric)
+    if name == "grassmannian":
+        from geomstats.geometry.grassmannian import Grassmannian
 
-        if len(shape) != 2 or shape[0] != shape[1]:
-            raise ValueError(f"spd points must be square matrices, got shape {shape}")
-        space = SPDMatrices(shape[0])
-        metric = metric or "affine"
-        if metric not in SPD_METRICS:
-            raise ValueError(f"--metric must be one of {SPD_METRICS}, got {metric!r}")
-        if metric != "affine":
-            metric_class = {"bures-wasserstein": SPDBuresWassersteinMetric,
-                            "log-euclidean": SPDLogEuclideanMetric}[metric]
-            space.equip_with_metric(metric_class)
-        return space
-    if len(shape) != 1:
-        raise ValueError(f"{name} points must be vectors, got shape {shape}")
-    if name == "sphere":
-        from geomstats.geometry.hypersphere import Hypersphere
+        _check_matrix_shape(name, shape, square=True)
+        if rank >= shape[0]:
+            raise ValueError(f"--rank must be < the matrix size {shape[0]}, got {rank}")
+        return Grassmannian(shape[0], rank)
+    if name == "stiefel":
+        from geomstats.geometry.stiefel import Stiefel
 
-        return Hypersphere(shape[0] - 1)
-    if name == "hyperboloid":
-        from geomstats.geometry.hyperboloid import Hyperboloid
+        _check_matrix_shape(name, shape)
+        if shape[1] > shape[0]:
+            raise ValueError(f"--space stiefel needs n x k points with k <= n, got {shape}")
+        return Stiefel(*shape)
+    return _vector_space(name, shape)
 
-        return Hyperboloid(shape[0] - 1)
-    if name == "poincare":
-        from geomstats.geometry.poincare_ball import PoincareBall
 
-        return PoincareBall(shape[0])
-    from geomstats.geometry.euclidean import Euclidean
+def load_points(path, name="points file"):
+    """Read a float array from a .npy file (no pickles).
 
-    return Euclidean(shape[0])
+    Raises
+    ------
+    ValueError
+        If the file is missing, unreadable, not a numeric .npy array, or empty.
+    """
+    try:
+        points = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ValueError(f"{name} {path!r} does not exist") from None
+    except (OSError, ValueError, EOFError) as error:
+        raise ValueError(f"{name} {path!r} is not a readable .npy array ({error})") from None
+    if not np.issubdtype(points.dtype, np.number) or np.iscomplexobj(points):
+        raise ValueError(f"{name} {path!r} must hold real numbers, got dtype {points.dtype}")
+    if points.size == 0 or points.ndim < 1:
+        raise ValueError(f"{name} {path!r} is empty (shape {points.shape})")
+    return points.astype(float)
+
+
+def _laplace_options(args, space):
+    if args.radius is None or args.center is None:
+        raise ValueError("--method laplace needs --radius and --center (the public ball "
+                         "holding the data)")
+    center = load_points(args.center, "--center file")
+    if center.shape != tuple(space.shape):
+        raise ValueError(f"--center must hold one point of shape {tuple(space.shape)}, "
+                         f"got {center.shape}")
+    return {"radius": args.radius, "center": center}
+
+
+def _check_method_options(args):
+    if args.method != "laplace" and (args.radius is not None or args.center is not None):
+        raise ValueError("--radius and --center are only for --method laplace")
 
 
 def frechet_mean_command(args):
     """Release a private Frechet mean of the points in ``args.path``."""
     from geomstats_dp._backend import to_backend, to_numpy
     from geomstats_dp.learning import PrivateFrechetMean
+    from geomstats_dp.privacy import PrivacyBudget
 
-    points = np.load(args.path)
-    space = make_space(args.space, points.shape[1:], args.metric)
+    _check_method_options(args)
+    points = load_points(args.path)
+    if points.ndim < 2:
+        raise ValueError(f"points file {args.path!r} must have shape [n, *point_shape], "
+                         f"got {points.shape}")
+    space = make_space(args.space, points.shape[1:], args.metric, args.rank)
+    laplace = args.method == "laplace"
+    options = _laplace_options(args, space) if laplace else {"clip_norm": args.clip_norm}
+    if laplace:
+        options["center"] = to_backend(options["center"])
+    budget = PrivacyBudget(args.epsilon, args.delta)
     estimator = PrivateFrechetMean(
         space, epsilon=args.epsilon, delta=args.delta, method=args.method,
-        clip_norm=args.clip_norm, random_state=args.seed,
+        random_state=args.seed, budget=budget, **options,
     ).fit(to_backend(points))
     estimate = to_numpy(estimator.estimate_)
-    print(f"released a ({args.epsilon}, {args.delta})-DP Frechet mean of {len(points)} points "
+    guarantee = f"{args.epsilon}-DP" if laplace else f"({args.epsilon}, {args.delta})-DP"
+    print(f"released a {guarantee} Frechet mean of {len(points)} points "
           f"({args.method}, noise multiplier {estimator.noise_multiplier_:.4g}, "
           f"{estimator.n_iter_} steps)")
-    print(f"budget: {estimator.budget_}")
+    print(f"budget: spent epsilon={budget.spent_epsilon:.6g} of {budget.epsilon:g} at "
+          f"delta={budget.delta:g} in {len(budget.events)} events")
     if args.output:
         np.save(args.output, estimate)
-        print(f"written to {args.output}")
+        print(f"release written to {args.output}")
     else:
+        print("release (no --output given, printed here only):")
         print(np.array2string(estimate, precision=6))
 
 

@@ -8,8 +8,11 @@ import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp._backend import to_numpy
-from geomstats_dp.cli import main
-from geomstats_dp.privacy import GaussianEvent, compose_epsilon
+from geomstats_dp import __version__
+from geomstats_dp.cli import build_parser, main
+from geomstats_dp.cli_commands import make_space
+from geomstats_dp.learning import PrivateFrechetMean
+from geomstats_dp.privacy import GaussianEvent, PrivacyBudget, compose_epsilon
 from tests.conftest import BACKEND
 
 
@@ -28,16 +31,152 @@ def test_account_calibrates_then_reports_the_same_epsilon(capsys):
     assert _number(r"epsilon=([0-9.]+)", capsys.readouterr().out) == pytest.approx(0.8, rel=1e-3)
 
 
-def test_frechet_mean_command_writes_a_point_on_the_sphere(tmp_path, capsys):
-    sphere = Hypersphere(2)
+def _sphere_points(tmp_path):
     gs.random.seed(0)
-    points = to_numpy(sphere.random_von_mises_fisher(kappa=20, n_samples=100))
+    points = to_numpy(Hypersphere(2).random_von_mises_fisher(kappa=20, n_samples=100))
     np.save(tmp_path / "points.npy", points)
+    np.save(tmp_path / "center.npy", np.array([0.0, 0.0, 1.0]))
+    return points
+
+
+def _release(points, **kwargs):
+    """The estimator's release for the same data, options and seed as the command's."""
+    estimator = PrivateFrechetMean(Hypersphere(2), epsilon=0.7, delta=1e-6, random_state=3,
+                                   budget=PrivacyBudget(0.7, 1e-6), **kwargs)
+    return to_numpy(estimator.fit(gs.array(points)).estimate_)
+
+
+@pytest.mark.filterwarnings("ignore:some points lie outside the ball")
+@pytest.mark.parametrize(
+    ("options", "kwargs"),
+    [
+        (["--clip-norm", "1.0"], {"clip_norm": 1.0}),
+        (["--method", "rsgd", "--clip-norm", "1.0"], {"method": "rsgd", "clip_norm": 1.0}),
+        (["--method", "laplace", "--radius", "0.5", "--center", "CENTER"],
+         {"method": "laplace", "radius": 0.5, "center": gs.array([0.0, 0.0, 1.0])}),
+    ],
+)
+def test_frechet_mean_command_saves_the_estimators_release(tmp_path, capsys, options, kwargs):
+    points = _sphere_points(tmp_path)
+    options = [str(tmp_path / "center.npy") if o == "CENTER" else o for o in options]
     main(["frechet-mean", str(tmp_path / "points.npy"), "--space", "sphere",
-          "--clip-norm", "1.0", "--seed", "0", "--output", str(tmp_path / "mean.npy")])
-    mean = np.load(tmp_path / "mean.npy")
-    assert np.isclose(np.linalg.norm(mean), 1.0)
-    assert "spent 1" in capsys.readouterr().out
+          "--epsilon", "0.7", "--delta", "1e-6", "--seed", "3",
+          "--output", str(tmp_path / "mean.npy"), *options])
+    saved = np.load(tmp_path / "mean.npy")
+    # the same point as the estimator's release (an antipode or any other point fails)
+    np.testing.assert_allclose(saved, _release(points, **kwargs), atol=1e-10)
+    out = capsys.readouterr().out
+    assert _number(r"spent epsilon=([0-9.e+-]+) of", out) == pytest.approx(0.7, rel=1e-6)
+    assert f"release written to {tmp_path / 'mean.npy'}" in out
+
+
+def test_frechet_mean_command_without_output_prints_the_release(tmp_path, capsys):
+    points = _sphere_points(tmp_path)
+    main(["frechet-mean", str(tmp_path / "points.npy"), "--space", "sphere",
+          "--epsilon", "0.7", "--delta", "1e-6", "--seed", "3", "--clip-norm", "1.0"])
+    out = capsys.readouterr().out
+    assert "no --output given, printed here only" in out
+    printed = np.array(re.search(r"\[([^\]]+)\]\s*$", out).group(1).split(), dtype=float)
+    np.testing.assert_allclose(printed, _release(points, clip_norm=1.0), atol=1e-6)
+
+
+def _write(tmp_path, name, array):
+    np.save(tmp_path / name, array)
+    return str(tmp_path / name)
+
+
+USER_ERRORS = {
+    "nan": (["frechet-mean", "NAN", "--space", "sphere"], "non-finite value at index (3, 0)"),
+    "off_sphere": (["frechet-mean", "OFF", "--space", "sphere"], "not on Hypersphere"),
+    "empty_array": (["frechet-mean", "EMPTY", "--space", "sphere"], "is empty"),
+    "empty_file": (["frechet-mean", "ZERO", "--space", "sphere"], "not a readable .npy"),
+    "missing": (["frechet-mean", "MISSING", "--space", "sphere"], "does not exist"),
+    "complex": (["frechet-mean", "COMPLEX", "--space", "sphere"], "must hold real numbers"),
+    "delta_one": (["frechet-mean", "POINTS", "--space", "sphere", "--delta", "1"],
+                  "argument --delta: expected a number in [0, 1), got 1"),
+    "delta_nan": (["frechet-mean", "POINTS", "--space", "sphere", "--delta", "nan"],
+                  "argument --delta: expected a number in [0, 1), got nan"),
+    "space": (["frechet-mean", "POINTS", "--space", "foo"], "argument --space: invalid choice"),
+    "seed": (["frechet-mean", "POINTS", "--space", "sphere", "--seed", "-1"],
+             "argument --seed: expected an integer >= 0, got -1"),
+    "epsilon": (["frechet-mean", "POINTS", "--space", "sphere", "--epsilon", "inf"],
+                "argument --epsilon: expected a finite number > 0"),
+    "shape": (["frechet-mean", "POINTS", "--space", "spd"], "--space spd needs square"),
+    "metric": (["frechet-mean", "POINTS", "--space", "sphere", "--metric", "affine"],
+               "--metric is only for --space spd"),
+    "laplace": (["frechet-mean", "POINTS", "--space", "sphere", "--method", "laplace"],
+                "--method laplace needs --radius and --center"),
+    "radius": (["frechet-mean", "POINTS", "--space", "sphere", "--method", "laplace",
+                "--radius", "1", "--center", "CENTER"], "radius must be < r*"),
+    "n_steps": (["account", "--epsilon", "1", "--n-steps", "0"],
+                "argument --n-steps: expected an integer >= 1, got 0"),
+    "rate": (["account", "--epsilon", "1", "--n-steps", "5", "--sampling-rate", "2"],
+             "argument --sampling-rate: expected a number in (0, 1], got 2"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(USER_ERRORS))
+def test_user_errors_print_one_line_and_exit_with_status_2(tmp_path, capsys, case):
+    points = _sphere_points(tmp_path)
+    nan, off = points.copy(), points.copy()
+    nan[3, 0] = np.nan
+    off[5] *= 2
+    (tmp_path / "zero.npy").write_bytes(b"")
+    files = {
+        "POINTS": str(tmp_path / "points.npy"), "CENTER": str(tmp_path / "center.npy"),
+        "NAN": _write(tmp_path, "nan.npy", nan), "OFF": _write(tmp_path, "off.npy", off),
+        "EMPTY": _write(tmp_path, "empty.npy", np.zeros((0, 3))),
+        "ZERO": str(tmp_path / "zero.npy"), "MISSING": str(tmp_path / "missing.npy"),
+        "COMPLEX": _write(tmp_path, "complex.npy", points + 0j),
+    }
+    argv, message = USER_ERRORS[case]
+    with pytest.raises(SystemExit) as exit_info:
+        main([files.get(word, word) for word in argv])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("geomstats-dp")
+    assert message in lines[0] and "Traceback" not in captured.err
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("command", ["demo", "frechet-mean", "account"])
+def test_help_shows_choices_and_defaults_of_every_option(capsys, command):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    parser = build_parser()
+    subparser = parser._subparsers._group_actions[0].choices[command]
+    for action in subparser._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        described = re.search(re.escape(action.option_strings[0]) + r" [A-Z_{},a-z-]*(.*?)(?= --|$)",
+                              text.split("options:")[1]).group(1)
+        assert ("default" in described or "required" in described
+                or action.dest in ("epsilon", "noise_multiplier")), action.dest
+        if action.choices:
+            assert all(choice in text for choice in action.choices)
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"geomstats-dp {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "extra", "expected"),
+    [("spd", (3, 3), {"metric": "log-euclidean"}, "SPDMatrices"),
+     ("sphere", (3,), {}, "Hypersphere"), ("hyperboloid", (3,), {}, "Hyperboloid"),
+     ("poincare", (2,), {}, "PoincareBall"), ("euclidean", (2,), {}, "Euclidean"),
+     ("grassmannian", (4, 4), {"rank": 2}, "Grassmannian"), ("stiefel", (4, 2), {}, "Stiefel")],
+)
+def test_every_space_of_the_python_api(name, shape, extra, expected):
+    space = make_space(name, shape, **extra)
+    assert type(space).__name__ == expected
+    assert tuple(space.shape) == shape
 
 
 def test_bad_arguments_exit_with_a_message(capsys):
