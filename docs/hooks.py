@@ -8,6 +8,7 @@
 - User guide: any top-level ``docs/*.md`` that ``mkdocs.yml``'s nav does not name.
 """
 
+import importlib
 import pkgutil
 from pathlib import Path
 
@@ -33,6 +34,22 @@ def _subpackages():
 
 def _api_page(name):
     return f"api/{name}.md"
+
+
+def _api_markdown(name):
+    """``::: geomstats_dp.<name>``, plus the public names that a submodule of the same name
+    shadows (mkdocstrings would show the submodule, not the name, e.g. ``privacy.audit``)."""
+    package = importlib.import_module(f"geomstats_dp.{name}")
+    submodules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+    blocks = [f"# geomstats_dp.{name}", f"::: geomstats_dp.{name}"]
+    for public in getattr(package, "__all__", []):
+        value = getattr(package, public)
+        if public in submodules and hasattr(value, "__qualname__"):
+            blocks.append(
+                f"::: {value.__module__}.{value.__qualname__}\n"
+                "    options:\n      show_root_heading: true\n      show_root_full_path: false"
+            )
+    return "\n\n".join(blocks) + "\n"
 
 
 def _section(nav, title):
@@ -79,9 +96,7 @@ def on_config(config):
 def on_files(files, config):
     for name in _subpackages():
         files.append(
-            File.generated(
-                config, _api_page(name), content=f"# geomstats_dp.{name}\n\n::: geomstats_dp.{name}\n"
-            )
+            File.generated(config, _api_page(name), content=_api_markdown(name))
         )
     for folder, pattern in ((TUTORIALS, "*.ipynb"), (RESULTS, "*.png")):
         for path in sorted((ROOT / folder).glob(pattern)):

@@ -34,10 +34,11 @@ def test_site_builds_strictly_with_api_and_tutorials(tmp_path):
     for name in packages:
         module = __import__(f"geomstats_dp.{name}", fromlist=["__all__"])
         page = (tmp_path / "api" / name / "index.html").read_text()
+        # a name shadowed by a submodule is documented at its defining module's path
         missing = [
             public
             for public in getattr(module, "__all__", [])
-            if f'id="geomstats_dp.{name}.{public}"' not in page
+            if not re.search(rf'id="geomstats_dp\.{name}\.([\w.]+\.)?{public}"', page)
         ]
         assert not missing, f"API page of geomstats_dp.{name} lacks {missing}"
 

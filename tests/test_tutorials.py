@@ -26,7 +26,8 @@ def _code_cells(notebook):
 def _output_kinds(cell):
     """What a cell shows: output types and MIME types, in order.
 
-    Standard error is left out: library warnings differ between backends.
+    Standard error is left out (library warnings differ between backends), and consecutive
+    chunks of standard output count once (the kernel splits a stream as it flushes).
     """
     kinds = []
     for output in cell.get("outputs", []):
@@ -35,7 +36,8 @@ def _output_kinds(cell):
             continue
         if kind in {"display_data", "execute_result"}:
             kind += ":" + ",".join(sorted(output["data"]))
-        kinds.append(kind)
+        if kind != "stream" or kinds[-1:] != ["stream"]:
+            kinds.append(kind)
     return kinds
 
 
