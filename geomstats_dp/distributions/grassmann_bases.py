@@ -33,12 +33,12 @@ from geomstats_dp.distributions.stiefel import OrthogonalCompletion
 
 def _transpose_times(left, right):
     """left^T right over the last two axes, [..., n, r] x [..., n, s] -> [..., r, s]."""
-    return gs.einsum("...ij,...ik->...jk", left, right)
+    return gs.matmul(gs.moveaxis(left, -1, -2), right)
 
 
 def _times(left, right):
-    """left right over the last two axes."""
-    return gs.einsum("...ij,...jk->...ik", left, right)
+    """left right over the last two axes (BLAS matmul, broadcast over leading axes)."""
+    return gs.matmul(left, right)
 
 
 def horizontal_projection(vectors, base_point):
@@ -110,7 +110,7 @@ class GrassmannBasesMetric(RiemannianMetric):
         point : array-like, shape=[..., n, r]
         """
         left, angles, right = gs.linalg.svd(tangent_vec, full_matrices=False)
-        rotated = gs.einsum("...ij,...kj->...ik", base_point, right)
+        rotated = gs.matmul(base_point, gs.moveaxis(right, -1, -2))
         moved = rotated * gs.cos(angles)[..., None, :] + left * gs.sin(angles)[..., None, :]
         point = _times(moved, right)
         factor, triangle = gs.linalg.qr(point)

@@ -79,9 +79,9 @@ def least_squares_coefficients(basis, ratings, regularization):
     observed = gs.where(missing, 0.0, 1.0)
     filled = gs.where(missing, 0.0, ratings)
     rank = basis.shape[-1]
-    masked = gs.einsum("km,mi->kmi", observed, basis)
-    gram = gs.einsum("kmi,mj->kij", masked, basis) + regularization * gs.eye(rank)
-    target = gs.einsum("km,mi->ki", filled, basis)
+    masked = observed[..., None] * basis
+    gram = gs.matmul(gs.moveaxis(masked, -1, -2), basis) + regularization * gs.eye(rank)
+    target = gs.matmul(filled, basis)
     coefficients = gs.linalg.solve(gram, target)
     return coefficients, observed, filled
 
@@ -111,7 +111,7 @@ class MatrixCompletionLoss(PerSampleLoss):
         coefficients, observed, filled = least_squares_coefficients(
             point, data, self.regularization
         )
-        residuals = observed * (filled - gs.einsum("ki,mi->km", coefficients, point))
+        residuals = observed * (filled - gs.matmul(coefficients, gs.transpose(point)))
         return coefficients, residuals
 
     def values(self, point, data):
@@ -124,7 +124,7 @@ class MatrixCompletionLoss(PerSampleLoss):
     def gradients(self, point, data):
         """-2 (I - W W^T) r_u v_u^T, shape=[k, n_items, r]."""
         coefficients, residuals = self._fit(point, data)
-        euclidean = -2 * gs.einsum("km,ki->kmi", residuals, coefficients)
+        euclidean = -2 * residuals[..., :, None] * coefficients[..., None, :]
         return horizontal_projection(euclidean, point)
 
 
