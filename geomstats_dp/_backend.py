@@ -21,6 +21,16 @@ def to_numpy(x):
     return np.array(x, dtype=np.float64)
 
 
+def as_numpy(x):
+    """Return a backend array as float64 numpy, without a copy when it already is one.
+
+    For read-only use (input checks, base points of a draw); ``to_numpy`` copies.
+    """
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
 def to_backend(x):
     """Return a numpy array as an array of the active geomstats backend (float64)."""
     return gs.from_numpy(np.asarray(x, dtype=np.float64, order="C"))

@@ -42,7 +42,13 @@ def check_positive_int(value, name, minimum=1):
 
 
 def check_finite_array(array, name):
-    """Raise ValueError naming the first index of ``array`` holding NaN or inf."""
+    """Raise ValueError naming the first index of ``array`` holding NaN or inf.
+
+    A finite sum proves every entry finite (NaN and inf propagate), in one pass with no
+    temporary array; only a non-finite sum (or an overflow) needs the entrywise test.
+    """
+    if math.isfinite(np.sum(array)):
+        return
     bad = ~np.isfinite(array)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])

@@ -72,6 +72,7 @@ class TangentSampler(ABC):
         Returns
         -------
         tangent_vecs : array-like, shape=[n_samples, k, *space.shape]
+            A new array (the caller may scale it in place).
         """
 
 

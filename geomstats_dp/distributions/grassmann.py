@@ -19,7 +19,6 @@ from geomstats.geometry.grassmannian import GrassmannianCanonicalMetric
 
 from geomstats_dp.distributions.base import IsometricTransport
 from geomstats_dp.distributions.registry import register_transport
-from geomstats_dp.distributions.spd import is_symmetric
 from geomstats_dp.distributions.stiefel import OrthogonalCompletion
 
 N_PROBES = 3
@@ -67,25 +66,32 @@ class GrassmannTransport(IsometricTransport):
         """Fixed N(0, 1) probe vectors, shape=[m, N_PROBES] (one draw per sampler)."""
         return np.random.default_rng(PROBE_SEED).standard_normal((self.space.n, N_PROBES))
 
-    def belongs(self, points, atol):
-        """Symmetric, P^2 = P on random probes (within atol) and trace r. O(m^2) per point.
+    def _probe(self, mats, atol):
+        """M z and whether M^T z = M z within atol on the probes, [k, m, s] and [k]."""
+        probed = mats @ self._probes
+        transposed = np.swapaxes(self._probes.T @ mats, -1, -2)
+        return probed, np.all(np.abs(probed - transposed) <= atol, axis=(-2, -1))
 
-        The exact test of P^2 = P is a cubic matrix product (geomstats diagonalises P):
-        with z ~ N(0, I), each entry of (P^2 - P) z is N(0, |row|^2), so a row of
-        P^2 - P with a norm well above atol fails with high probability, an exact
-        projector (rounding errors ~ m 1e-16) never does. For an idempotent symmetric
-        P the trace is the rank, an integer: |tr P - r| <= 1/2 tells the rank apart.
+    def belongs(self, points, atol):
+        """P = P^T and P^2 = P on random probes (within atol), and trace r. O(m^2).
+
+        The exact test of P^2 = P is a cubic matrix product (geomstats diagonalises P),
+        and P = P^T reads P across its rows: with z ~ N(0, I), each entry of (P^2 - P) z
+        (or (P - P^T) z) is N(0, |row|^2), so a row of the error with a norm well above
+        atol fails with high probability, and an exact projector (rounding ~ m 1e-16)
+        never does. For a symmetric idempotent P the trace is the rank, an integer:
+        |tr P - r| <= 1/2 tells the rank apart. Three passes over P, row by row.
         """
-        probed = points @ self._probes
+        probed, symmetric = self._probe(points, atol)
         idempotent = np.all(np.abs(points @ probed - probed) <= atol, axis=(-2, -1))
         trace = np.trace(points, axis1=-2, axis2=-1)
-        return is_symmetric(points, atol) & idempotent & (np.abs(trace - self._rank) <= 0.5)
+        return symmetric & idempotent & (np.abs(trace - self._rank) <= 0.5)
 
     def is_tangent(self, vectors, points, atol):
-        """Symmetric and (P X + X P - X) z = 0 on the probes, geomstats' tangent test. [k]."""
-        moved = vectors @ self._probes
+        """X = X^T and (P X + X P - X) z = 0 on the probes (geomstats' test). [k]."""
+        moved, symmetric = self._probe(vectors, atol)
         residual = points @ moved + vectors @ (points @ self._probes) - moved
-        return is_symmetric(vectors, atol) & np.all(np.abs(residual) <= atol, axis=(-2, -1))
+        return symmetric & np.all(np.abs(residual) <= atol, axis=(-2, -1))
 
     def _at_reference(self, blocks):
         """[[0, B^T], [B, 0]] [..., m, m] from blocks B [..., m-r, r]."""

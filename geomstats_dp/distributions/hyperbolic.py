@@ -62,10 +62,16 @@ class PoincareBallTransport(IsometricTransport):
         """Every vector of R^d is tangent to the open ball (shapes are checked before). [k]."""
         return np.ones(points.shape[0], dtype=bool)
 
+    def sample(self, base_points, n_samples, rng):
+        """a (1 - |w|^2) / 2 in one pass: ``from_coordinates`` then ``transport``."""
+        draws = rng.standard_normal((n_samples,) + base_points.shape)
+        draws *= self._conformal_factor(base_points) / 2
+        return draws
+
     @staticmethod
     def _conformal_factor(base_points):
         """1 - |w|^2 per base point, shape=[k, 1]."""
-        return 1.0 - np.sum(base_points**2, axis=-1, keepdims=True)
+        return 1.0 - np.einsum("ki,ki->k", base_points, base_points)[:, None]
 
     def transport(self, base_points, tangent_vecs):
         """u -> (1 - |w|^2) u."""

@@ -45,6 +45,23 @@ class PoleTransport(IsometricTransport):
         """(0, a) [..., d+1] -> a [..., d]."""
         return tangent_vecs[..., 1:]
 
+    def sample(self, base_points, n_samples, rng):
+        """Draw a at the pole and transport it, written in the coordinates a directly.
+
+        u_tail = a - c w_tail and u_0 = -c (w_0 + s), c = curvature_sign (w_tail . a) /
+        (1 + s w_0): the same map as ``transport``, without building (0, a) first.
+        """
+        n_points, size = base_points.shape
+        coefficients = rng.standard_normal((n_samples, n_points, size - 1))
+        signs = self.pole_signs(base_points)
+        denominator = 1.0 + signs * base_points[:, 0]
+        overlap = (coefficients[..., None, :] @ base_points[:, 1:, None])[..., 0]  # [n, k, 1]
+        coef = overlap * (self.curvature_sign / denominator)[:, None]
+        draws = np.empty((n_samples, n_points, size))
+        np.subtract(coefficients, coef * base_points[:, 1:], out=draws[..., 1:])
+        draws[..., 0] = -coef[..., 0] * (base_points[:, 0] + signs)
+        return draws
+
     def transport(self, base_points, tangent_vecs):
         """Pole -> w, for tangent_vecs [n, k, d+1] with zero first entry."""
         axis, denominator, _ = self._axis_and_denominator(base_points)

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from geomstats_dp._backend import get_rng, to_backend, to_numpy
+from geomstats_dp._backend import as_numpy, get_rng, to_backend, to_numpy
 from geomstats_dp._validation import (
     check_finite_array,
     check_positive_finite,
@@ -128,7 +128,9 @@ class TangentGaussian:
         means = self._check_mean(mean, base_points)
         rng = get_rng(random_state)
         draws = self.sampler.sample(base_points, n_samples, rng)
-        draws = draws * (sigma / math.sqrt(self.scale))
+        factor = sigma / math.sqrt(self.scale)
+        if factor != 1.0:
+            draws *= factor  # samplers return a fresh array
         if means is not None:
             draws = draws + means
         if not batched:
@@ -160,7 +162,7 @@ class TangentGaussian:
 
     def _check_base_point(self, base_point):
         """Return base points as numpy [k, *shape] and whether a batch was given."""
-        points = to_numpy(base_point)
+        points = as_numpy(base_point)
         shape = tuple(self.space.shape)
         if points.shape == shape:
             points, batched = points[None], False

@@ -7,6 +7,7 @@ it is compared with (ambient-space Laplace, K-norm gradient mechanism).
 
 from geomstats_dp.distributions.laplace.riemannian_laplace import RiemannianLaplace
 from geomstats_dp.distributions.laplace.sensitivity import (
+    ball_geometry,
     curvature_bounds,
     footpoint_free_normaliser,
     frechet_gradient_sensitivity,
@@ -18,6 +19,7 @@ from geomstats_dp.distributions.laplace.sensitivity import (
 
 __all__ = [
     "RiemannianLaplace",
+    "ball_geometry",
     "curvature_bounds",
     "footpoint_free_normaliser",
     "frechet_gradient_sensitivity",

@@ -178,7 +178,7 @@ def knorm_gradient_release(
     data = to_numpy(points)
     center = to_numpy(center)
     n_data = data.shape[0]
-    scale = 2.0 * frechet_gradient_sensitivity(space, radius, n_data) / (
+    scale = 2.0 * frechet_gradient_sensitivity(space, radius, n_data, center) / (
         check_positive_finite(epsilon, "epsilon")
     )
     in_ball = np.atleast_1d(
