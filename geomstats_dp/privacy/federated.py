@@ -212,3 +212,77 @@ def optimal_composition_epsilon(epsilon, delta, n_compositions, target_delta):
         return 0.0
     root = optimize.brentq(excess, 0.0, k * epsilon, xtol=1e-12 * k * epsilon)
     return root if excess(root) <= 0 else root + 1e-12 * k * epsilon
+
+
+FEDERATED_ACCOUNTANTS = ("parallel_optimal", "theorem_4_2")
+
+
+def local_target(epsilon, delta, n_agents, n_sampled, n_rounds, accountant="parallel_optimal"):
+    """The local (epsilon, delta) each agent's training must meet for a total (epsilon, delta).
+
+    The user states the guarantee of the whole run; this inverts the accountant (Brent's
+    method on log epsilon_local; both totals increase with epsilon_local). Half of the
+    total delta goes to the local deltas (T rho delta_l, or T rho s delta_l for Theorem
+    4.2), the other half to the composition (its delta_hat).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target of the whole run.
+    n_agents, n_sampled, n_rounds : int
+        N, s and T.
+    accountant : {"parallel_optimal", "theorem_4_2"}
+        ``prirfed_epsilon`` (tighter, default) or ``prirfed_theorem_4_2``.
+
+    Returns
+    -------
+    local_epsilon, local_delta : float
+    guarantee : FederatedGuarantee
+        The total of the run at that local guarantee (epsilon <= the target, delta <= it).
+    """
+    epsilon = check_positive_finite(epsilon, "epsilon")
+    delta = check_probability(delta, "delta")
+    if accountant not in FEDERATED_ACCOUNTANTS:
+        raise ValueError(
+            f"accountant must be one of {FEDERATED_ACCOUNTANTS}, got {accountant!r}"
+        )
+    _, _, rate, n_sampled, n_rounds = _check_setting(
+        epsilon, delta, n_agents, n_sampled, n_rounds
+    )
+    if accountant == "theorem_4_2":
+        local_delta = delta / (2 * n_rounds * rate * n_sampled) * (1 - 1e-9)
+
+        def total(local_epsilon):
+            return prirfed_theorem_4_2(local_epsilon, local_delta, n_agents, n_sampled,
+                                       n_rounds, delta_hat=delta / 2)
+    else:
+        local_delta = delta / (2 * n_rounds * rate) * (1 - 1e-9)
+
+        def total(local_epsilon):
+            try:
+                return prirfed_epsilon(local_epsilon, local_delta, n_agents, n_sampled,
+                                       n_rounds, target_delta=delta)
+            except (OverflowError, ValueError):  # numerical range: basic composition
+                round_epsilon, round_delta = amplified_by_sampling(
+                    local_epsilon, local_delta, rate
+                )
+                return FederatedGuarantee(n_rounds * round_epsilon, delta, round_epsilon,
+                                          round_delta, "parallel_basic")
+
+    def excess(log_epsilon):
+        try:
+            return total(math.exp(log_epsilon)).epsilon - epsilon
+        except (OverflowError, ValueError):  # numerical range of the composition
+            return math.inf
+
+    low, high = math.log(epsilon) - 40.0, math.log(min(epsilon * 1e3, 100.0))
+    if excess(low) > 0:
+        raise ValueError(f"no local epsilon meets the total epsilon={epsilon}")
+    if excess(high) <= 0:
+        log_epsilon = high
+    else:
+        log_epsilon = optimize.brentq(excess, low, high, xtol=1e-10)
+        while excess(log_epsilon) > 0:
+            log_epsilon -= 1e-9
+    local_epsilon = math.exp(log_epsilon)
+    return local_epsilon, local_delta, total(local_epsilon)

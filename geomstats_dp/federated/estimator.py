@@ -1,0 +1,360 @@
+"""PriRFed: private federated Riemannian optimisation (Huang et al. 2024, Algorithm 1)."""
+
+import warnings
+
+import numpy as np
+
+from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
+from geomstats_dp._validation import check_positive_finite, check_positive_int, check_probability
+from geomstats_dp.federated.aggregation import AGGREGATIONS, aggregate
+from geomstats_dp.federated.local import agent_seed, local_train, server_seed
+from geomstats_dp.learning import _defaults
+from geomstats_dp.learning._base import PrivateEstimator
+from geomstats_dp.learning._data import check_array
+from geomstats_dp.learning._gradient_plan import plan_gradient_release
+from geomstats_dp.learning.erm import _infer_clip_norm
+from geomstats_dp.optim import CallableLoss, PerSampleLoss, SquaredDistanceLoss, canonical_point
+from geomstats_dp.privacy import ApproxDPEvent, PrivacyLeakWarning
+from geomstats_dp.privacy.federated import FEDERATED_ACCOUNTANTS, local_target
+
+LOCAL_METHODS = ("rsgd", "rsvrg", "rgd")
+OUTPUTS = ("last", "random")
+ENGINES = ("local", "flower")
+
+
+class PriRFed(PrivateEstimator):
+    """Private federated learning on a manifold: Huang et al. (2024), Algorithm 1.
+
+    Each of ``n_rounds`` rounds the server samples ``n_sampled`` of the N agents without
+    replacement and broadcasts its point; each sampled agent runs ``local_steps`` private
+    local steps (DP-RSGD, DP-RSVRG or DP-RGD: ``geomstats_dp.optim.minimize``, calibrated
+    by the same plan as ``PrivateERM``) on its own records; the server aggregates the
+    replies with the tangent mean Exp_x(sum_i w_i Log_x(x_i)) (w_i proportional to the
+    agents' sizes), or iterates it to the weighted Karcher mean. The release is the last
+    aggregate (Option 1, ``output="last"``) or one drawn uniformly among the T rounds
+    (Option 2, ``output="random"``).
+
+    Privacy. Record level, replace-one adjacency within an agent (one record of one agent
+    replaced by any other; the agents' sizes are public). Each local step clips the
+    per-sample Riemannian gradients to ``clip_norm`` C (a public bound on their norms in
+    the metric) and adds tangent Gaussian noise; its sensitivity is stated in
+    ``PrivateERM``. The user gives the total (epsilon, delta) of the whole run; the local
+    guarantee is calibrated so that the accountant meets it: "parallel_optimal" (default;
+    records are disjoint across agents, amplification by agent sampling at rate s/N,
+    optimal composition over T rounds, ``privacy.prirfed_epsilon``) or "theorem_4_2" (the
+    paper's). Every sampled agent is counted, also one that fails or never answers (a lost
+    reply may have been seen). The whole run is charged to the budget as one
+    ``ApproxDPEvent`` with the accountant's total (composed soundly with other releases by
+    basic or advanced composition). The aggregation and ``history_`` are post-processing.
+
+    Parameters
+    ----------
+    space : Manifold
+    loss : PerSampleLoss, callable or None
+        As in ``PrivateERM``; None is the squared distance (a federated Frechet mean).
+    epsilon, delta : float
+        Total guarantee of the whole run.
+    n_rounds : int
+        T.
+    n_sampled : int
+        s, agents per round (<= N).
+    local_steps : int
+        K, local steps (epochs for rsvrg).
+    local_method : {"rsgd", "rsvrg", "rgd"}
+    clip_norm : float or None
+        C; None infers it from the data with a PrivacyLeakWarning (not private).
+    batch_size : int, optional
+        rsgd batch size; default about sqrt of the smallest agent's size.
+    step_size : float or callable, optional
+        Local step size; default noise-aware (``learning._defaults``).
+    output : {"last", "random"}
+    aggregation : {"tangent_mean", "karcher_mean"}
+    accountant : {"parallel_optimal", "theorem_4_2"}
+    engine : {"local", "flower"}
+        In-process, or Flower's simulation engine (extra ``flower``).
+    init_point : array-like, optional
+        Data-independent start; default a canonical point.
+    budget : PrivacyBudget, optional
+    random_state : None or int
+        Root seed; agent i in round t draws from SeedSequence(root, spawn_key=(1, t, i)).
+    verbose : bool
+
+    Attributes
+    ----------
+    estimate_ : array-like, shape=[*space.shape]
+    budget_ : PrivacyBudget
+    events_ : tuple of ApproxDPEvent
+    guarantee_ : FederatedGuarantee
+        The accountant's total at the calibrated local guarantee.
+    local_epsilon_, local_delta_ : float
+        Each agent's local guarantee.
+    noise_multipliers_ : list of dict
+        Per agent, the local noise multipliers (noise std / sensitivity) of its plan.
+    history_ : list of dict
+        Per round: "sampled" (agent indices), "failed" (those that raised or did not
+        answer), "point" (the aggregate, released anyway).
+    """
+
+    _FITTED = ("estimate_", "budget_", "events_", "guarantee_", "local_epsilon_",
+               "local_delta_", "noise_multipliers_", "history_", "clip_norm_")
+
+    def __init__(self, space, loss=None, epsilon=1.0, delta=1e-5, n_rounds=20, n_sampled=1,
+                 local_steps=10, local_method="rsgd", clip_norm=None, batch_size=None,
+                 step_size=None, output="last", aggregation="tangent_mean",
+                 accountant="parallel_optimal", engine="local", init_point=None,
+                 budget=None, random_state=None, verbose=False):
+        self.space = space
+        self.loss = loss
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_rounds = n_rounds
+        self.n_sampled = n_sampled
+        self.local_steps = local_steps
+        self.local_method = local_method
+        self.clip_norm = clip_norm
+        self.batch_size = batch_size
+        self.step_size = step_size
+        self.output = output
+        self.aggregation = aggregation
+        self.accountant = accountant
+        self.engine = engine
+        self.init_point = init_point
+        self.budget = budget
+        self.random_state = random_state
+        self.verbose = verbose
+        self._remember_budget()
+
+    # -- inputs ------------------------------------------------------------------------
+
+    def _check_params(self, n_agents):
+        for name, choices in (("local_method", LOCAL_METHODS), ("output", OUTPUTS),
+                              ("aggregation", AGGREGATIONS),
+                              ("accountant", FEDERATED_ACCOUNTANTS), ("engine", ENGINES)):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
+        check_positive_finite(self.epsilon, "epsilon")
+        check_probability(self.delta, "delta")
+        for name in ("n_rounds", "n_sampled", "local_steps"):
+            check_positive_int(getattr(self, name), name)
+        if self.batch_size is not None:
+            check_positive_int(self.batch_size, "batch_size")
+        if self.clip_norm is not None:
+            check_positive_finite(self.clip_norm, "clip_norm")
+        if self.n_sampled > n_agents:
+            raise ValueError(
+                f"n_sampled must be <= the number of agents {n_agents}, got {self.n_sampled}"
+            )
+        if self.random_state is not None and not isinstance(self.random_state, (int, np.integer)):
+            raise TypeError(
+                "random_state must be None or an int (the root seed of every agent), got "
+                f"{type(self.random_state).__name__}"
+            )
+
+    @staticmethod
+    def _split(datasets, groups):
+        """The per-agent arrays, from a list or from X and scikit-learn's ``groups``."""
+        if groups is None:
+            if isinstance(datasets, np.ndarray) or not hasattr(datasets, "__len__"):
+                raise TypeError(
+                    "datasets must be a list of per-agent arrays (or pass X with groups=)"
+                )
+            return list(datasets)
+        X = check_array(datasets, "X", min_ndim=1)
+        groups = np.asarray(groups)
+        if groups.shape != (len(X),):
+            raise ValueError(f"groups must have shape ({len(X)},), got {groups.shape}")
+        return [X[groups == label] for label in np.unique(groups)]
+
+    def _check_agents(self, datasets):
+        """Shape-only checks: every agent non-empty with the same record shape."""
+        if len(datasets) == 0:
+            raise ValueError("datasets must hold at least one agent, got none")
+        arrays, shape = [], None
+        for index, data in enumerate(datasets):
+            data = to_numpy(data) if hasattr(data, "detach") else np.asarray(data, dtype=float)
+            if data.ndim < 1 or len(data) == 0:
+                raise ValueError(f"datasets[{index}] (agent {index}) is empty: "
+                                 "every agent must hold at least one record")
+            if shape is None:
+                shape = data.shape[1:]
+            elif data.shape[1:] != shape:
+                raise ValueError(
+                    f"datasets[{index}] (agent {index}) has records of shape {data.shape[1:]}, "
+                    f"expected {shape} as agent 0"
+                )
+            arrays.append(data)
+        return arrays
+
+    def _make_loss(self):
+        if self.loss is None:
+            return SquaredDistanceLoss(self.space)
+        if isinstance(self.loss, PerSampleLoss):
+            return self.loss
+        return CallableLoss(self.space, self.loss)
+
+    # -- fit ---------------------------------------------------------------------------
+
+    def fit(self, datasets, y=None, groups=None):
+        """Run PriRFed on the agents' records.
+
+        Parameters
+        ----------
+        datasets : list of array-like, each shape=[n_i, ...]; or X with ``groups``
+            Agent i's records.
+        y : None
+            Ignored (scikit-learn's signature).
+        groups : array-like, shape=[n], optional
+            The agent of each row of X.
+
+        Returns
+        -------
+        self
+        """
+        budget = self._start_fit(self.epsilon, self.delta)
+        arrays = self._check_agents(self._split(datasets, groups))
+        n_agents = len(arrays)
+        self._check_params(n_agents)
+        sizes = [len(data) for data in arrays]
+        local_epsilon, local_delta, guarantee = local_target(
+            self.epsilon, self.delta, n_agents, self.n_sampled, self.n_rounds,
+            self.accountant,
+        )
+        batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
+        if self.local_method == "rsgd" and batch_size > min(sizes):
+            raise ValueError(
+                f"batch_size must be <= the smallest agent's size {min(sizes)}, got {batch_size}"
+            )
+        event = ApproxDPEvent(guarantee.epsilon, guarantee.delta,
+                              label=f"PriRFed ({self.accountant}, {self.local_method})")
+        budget.check(event)
+        loss = self._make_loss()
+        checked = []
+        for index, data in enumerate(arrays):  # values, after the budget check
+            try:
+                checked.append(loss.check_data(to_backend(data)))
+            except (ValueError, TypeError) as error:
+                raise type(error)(f"datasets[{index}] (agent {index}): {error}") from None
+        start = canonical_point(self.space) if self.init_point is None else self.init_point
+        start = to_numpy(start)
+        clip_norm = self.clip_norm
+        if clip_norm is None:
+            with quiet_numerics(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                norms = [_infer_clip_norm(loss, data, to_backend(start)) for data in checked]
+            warnings.warn("clip_norm was inferred from the agents' data (largest per-sample "
+                          "gradient norm at the initial point); this bound is not private.",
+                          PrivacyLeakWarning, stacklevel=2)
+            clip_norm = max(norms)
+        plans = [self._plan(local_epsilon, local_delta, size, clip_norm, batch_size)
+                 for size in sizes]
+        run = RunSpec(loss=loss, datasets=checked, plans=plans, sizes=sizes,
+                      start=start, entropy=_entropy(self.random_state), estimator=self)
+        if self.engine == "flower":
+            from geomstats_dp.federated.flower_engine import run_flower
+
+            history = run_flower(run)
+        else:
+            history = run_local(run)
+        budget.spend(event)
+        self.estimate_ = to_backend(_release(history, self.output, start, run.entropy))
+        self.budget_ = budget
+        self.events_ = (event,)
+        self.guarantee_ = guarantee
+        self.local_epsilon_ = local_epsilon
+        self.local_delta_ = local_delta
+        self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in plans]
+        self.history_ = history
+        self.clip_norm_ = clip_norm
+        return self
+
+    def _plan(self, local_epsilon, local_delta, size, clip_norm, batch_size):
+        """One agent's calibrated strategy (the PrivateERM plan) and its step size."""
+        inner_steps = _defaults.default_inner_steps(size)
+        plan = plan_gradient_release(
+            self.local_method, local_epsilon, local_delta, size, self.local_steps, clip_norm,
+            batch_size, inner_steps, _defaults.SVRG_SINGLE_CLIP_RATIO * clip_norm,
+            label="PriRFed agent",
+        )
+        step_size = self.step_size or _defaults.default_step_size(
+            self.local_method, inner_steps, clip_norm, plan.strategy.noise_stds,
+            int(self.space.dim),
+        )
+        return plan, step_size
+
+
+class RunSpec:
+    """Everything an engine needs for one run (checked data, plans, seeds)."""
+
+    def __init__(self, loss, datasets, plans, sizes, start, entropy, estimator):
+        self.loss = loss
+        self.datasets = datasets
+        self.plans = plans
+        self.sizes = sizes
+        self.start = start
+        self.entropy = entropy
+        self.space = estimator.space
+        self.n_rounds = estimator.n_rounds
+        self.n_sampled = estimator.n_sampled
+        self.local_steps = estimator.local_steps
+        self.aggregation = estimator.aggregation
+        self.verbose = estimator.verbose
+
+    def sample_agents(self):
+        """The agents of every round: s of N without replacement, from the server's seed."""
+        rng = np.random.default_rng(server_seed(self.entropy))
+        n_agents = len(self.sizes)
+        return [np.sort(rng.choice(n_agents, self.n_sampled, replace=False)).tolist()
+                for _ in range(self.n_rounds)]
+
+    def train(self, round_index, agent, start):
+        """Agent ``agent``'s reply in round ``round_index`` (numpy)."""
+        plan, step_size = self.plans[agent]
+        return local_train(self.loss, self.datasets[agent], plan.strategy, self.local_steps,
+                           step_size, start, agent_seed(self.entropy, round_index, agent))
+
+    def aggregate(self, start, agents, replies):
+        """The next server point from the replies received (numpy)."""
+        if not replies:
+            return start
+        weights = np.array([self.sizes[agent] for agent in agents], dtype=float)
+        with quiet_numerics():
+            point = aggregate(self.space, to_backend(np.stack(replies)),
+                              to_backend(weights / weights.sum()), to_backend(start),
+                              self.aggregation)
+        return to_numpy(point)
+
+
+def run_local(run, fail=None):
+    """The in-process engine: rounds in sequence, agents in turn.
+
+    ``fail``, for tests, is a set of (round, agent) whose training raises.
+    """
+    history, point = [], run.start
+    for round_index, sampled in enumerate(run.sample_agents()):
+        agents, replies, failed = [], [], []
+        for agent in sampled:
+            try:
+                if fail is not None and (round_index, agent) in fail:
+                    raise RuntimeError("injected failure")
+                replies.append(run.train(round_index, agent, point))
+                agents.append(agent)
+            except Exception:  # noqa: BLE001 - a failing agent must not stop the server
+                failed.append(agent)
+        point = run.aggregate(point, agents, replies)
+        history.append({"sampled": sampled, "failed": failed, "point": point})
+    return history
+
+
+def _release(history, output, start, entropy):
+    """Option 1: the last aggregate; Option 2: a round drawn uniformly (server's seed)."""
+    if output == "last":
+        return history[-1]["point"]
+    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(2,)))
+    return history[int(rng.integers(len(history)))]["point"]
+
+
+def _entropy(random_state):
+    if random_state is None:
+        return np.random.SeedSequence().entropy
+    return int(random_state)
+

@@ -1,0 +1,63 @@
+"""One agent's private local training: the SAME function for every engine.
+
+The agent runs ``geomstats_dp.optim.minimize`` (the library's one optimisation loop) with a
+strategy calibrated by ``learning._gradient_plan.plan_gradient_release`` from the broadcast
+point, with a numpy Generator derived from the run's root seed by (round, agent), so that
+the reply does not depend on where the agent executes.
+"""
+
+import numpy as np
+
+from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
+from geomstats_dp.distributions import TangentGaussian
+from geomstats_dp.optim import minimize
+
+SERVER_KEY = 0
+AGENT_KEY = 1
+
+
+def agent_seed(entropy, round_index, agent_index):
+    """The SeedSequence of agent ``agent_index`` in round ``round_index`` of a run."""
+    return np.random.SeedSequence(entropy, spawn_key=(AGENT_KEY, round_index, agent_index))
+
+
+def server_seed(entropy):
+    """The SeedSequence of the server (agent sampling, random output)."""
+    return np.random.SeedSequence(entropy, spawn_key=(SERVER_KEY,))
+
+
+def local_train(loss, data, strategy, n_steps, step_size, start, seed,
+                output="last", noise_method="transport"):
+    """K private local steps of one agent from the broadcast point.
+
+    Parameters
+    ----------
+    loss : PerSampleLoss
+    data : array-like, shape=[n_i, ...]
+        The agent's records (values already checked).
+    strategy : FullBatch, MiniBatch or VarianceReduced
+        Calibrated by the server's plan (noise stds fixed there).
+    n_steps : int
+        K (steps; epochs for VarianceReduced).
+    step_size : float or callable
+    start : array-like, shape=[*space.shape]
+        The broadcast point.
+    seed : numpy.random.SeedSequence
+        From ``agent_seed``.
+    output : str
+        Which local iterate is returned ("last" by default).
+    noise_method : str
+        TangentGaussian method.
+
+    Returns
+    -------
+    point : numpy.ndarray, shape=[*space.shape]
+        The agent's reply (private with respect to its records).
+    """
+    with quiet_numerics():
+        result = minimize(
+            loss, data, strategy, n_steps, step_size, to_backend(to_numpy(start)),
+            output=output, random_state=np.random.default_rng(seed),
+            noise_sampler=TangentGaussian(loss.space, noise_method, validate=False),
+        )
+    return to_numpy(result.point)
