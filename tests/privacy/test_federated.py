@@ -92,3 +92,36 @@ def test_optimal_composition_edge_cases():
 def test_federated_rejects_bad_input(arguments, name):
     with pytest.raises(ValueError, match=name):
         prirfed_theorem_4_2(*arguments)
+
+
+# -- end-to-end accountant and the local target of a total guarantee ---------------------
+
+
+def test_end_to_end_without_agent_sampling_is_the_rdp_composition_of_all_local_steps():
+    from geomstats_dp.privacy import GaussianEvent
+    from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
+    from geomstats_dp.privacy.renyi import ledger_epsilon
+
+    local = (GaussianEvent(5.0, 10),)
+    # s = N: every round sees the record's agent, T K steps composed in RDP
+    value = prirfed_end_to_end_epsilon(local, 10, 10, 20, 1e-5)
+    assert value == pytest.approx(ledger_epsilon((GaussianEvent(5.0, 200),), 1e-5), rel=1e-12)
+    # agent sampling at s/N = 0.2 amplifies
+    assert prirfed_end_to_end_epsilon(local, 10, 2, 20, 1e-5) < 0.5 * value
+
+
+@pytest.mark.parametrize("accountant", ["parallel_optimal", "theorem_4_2"])
+def test_local_target_meets_the_total(accountant):
+    from geomstats_dp.privacy.federated import local_target
+
+    local_epsilon, local_delta, total = local_target(1.0, 1e-5, 10, 3, 20, accountant)
+    assert 1.0 * (1 - 1e-6) <= total.epsilon <= 1.0
+    assert total.delta <= 1e-5
+    rule = prirfed_epsilon if accountant == "parallel_optimal" else prirfed_theorem_4_2
+    kwargs = {"target_delta": 1e-5} if accountant == "parallel_optimal" else {"delta_hat": 5e-6}
+    assert rule(local_epsilon, local_delta, 10, 3, 20, **kwargs).epsilon == pytest.approx(
+        total.epsilon, rel=1e-12
+    )
+    # the tighter rule leaves each agent more local epsilon than Theorem 4.2
+    if accountant == "parallel_optimal":
+        assert local_epsilon > local_target(1.0, 1e-5, 10, 3, 20, "theorem_4_2")[0]
