@@ -107,6 +107,9 @@ def run(output_dir, quick=False):
             rows.append(("non-private solution", np.inf, epoch, train_rmse, test_rmse,
                          time.perf_counter() - start))
 
+    full = np.full(train.shape, OFFSET)
+    rows.append(("constant 3 (reads no data)", 0.0, 0, rmse(full, train), rmse(full, test),
+                 np.nan))
     full = np.broadcast_to(_nonprivate_item_means(train), train.shape)
     rows.append(("item means (non-private)", np.inf, 0, rmse(full, train), rmse(full, test),
                  np.nan))
@@ -154,7 +157,7 @@ def _nonprivate_item_means(train):
 def _plot(rows, epsilons, epochs, path):
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5.0), sharey=True)
     colours = plt.cm.viridis(np.linspace(0.15, 0.85, len(epsilons)))
     for axis, column, title in ((axes[0], 3, "train RMSE"), (axes[1], 4, "test RMSE")):
         curve = [r for r in rows if r[0] == "RSGD (non-private)"]
@@ -165,6 +168,8 @@ def _plot(rows, epsilons, epochs, path):
                 axis.axhline(row[column], color="k", ls=":", label="non-private solution")
             if row[0] == "item means (non-private)":
                 axis.axhline(row[column], color="grey", ls="--", label="item means")
+            if row[0] == "constant 3 (reads no data)":
+                axis.axhline(row[column], color="r", ls="-.", lw=1, label="constant 3")
         for colour, epsilon in zip(colours, epsilons):
             curve = [r for r in rows if r[0] == "DP-RSGD" and r[1] == epsilon]
             axis.plot([r[2] for r in curve], [r[column] for r in curve], "-s",
@@ -177,8 +182,9 @@ def _plot(rows, epsilons, epochs, path):
         axis.set_xlabel("epochs")
         axis.set_title(title)
     axes[0].set_ylabel("RMSE (ratings 1-5)")
-    axes[1].legend(fontsize=7, loc="upper right")
+    handles, labels = axes[1].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=5)
     fig.suptitle(f"MovieLens-100K, rank {RANK}, delta={DELTA:g}")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
