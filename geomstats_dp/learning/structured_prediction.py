@@ -14,7 +14,14 @@ from geomstats_dp._validation import check_finite_array, check_positive_finite
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_points, check_sample_count
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
-from geomstats_dp.optim import FullBatch, PairedSamples, PerSampleLoss, minimize
+from geomstats_dp.learning._defaults import RGD_STEP_SIZE
+from geomstats_dp.optim import (
+    ConstantStep,
+    FullBatch,
+    PairedSamples,
+    PerSampleLoss,
+    minimize,
+)
 from geomstats_dp.privacy import resolve_budget
 
 ATOL = 1e-6  # tolerance of the check that targets lie on the space
@@ -143,7 +150,10 @@ class PrivateStructuredPrediction(PrivateEstimator):
         gradient norm at the start) with a PrivacyLeakWarning: not private.
     method : {"rgd", "rsgd", "rsvrg"}
     n_iter, step_size, batch_size, inner_steps, init_point, noise_method, verbose
-        As in ``PrivateERM`` (its defaults).
+        As in ``PrivateERM`` (its defaults), except the default DP-RGD step: the constant
+        step 1/2 shrunk by 1 / sqrt(1 + d (2 z max_i |a_i(x)|)^2), z the noise multiplier,
+        so that it is noise-aware against the scale D of the mean gradient rather than
+        against C_x.
     budget : PrivacyBudget, optional
         Charged for every row. Default: the budget active (``with budget:``) at creation
         or prediction; else a fresh budget (k epsilon, k delta) for the k rows of one
@@ -257,7 +267,12 @@ class PrivateStructuredPrediction(PrivateEstimator):
             self.budget or self.__dict__.get("_creation_budget"),
             n_rows * self.epsilon, min(n_rows * self.delta, 0.5),
         )
-        budget.check(*(_row_events(rows[0], n_samples) * n_rows))
+        row_events = _row_events(rows[0], n_samples)
+        budget.check(*(row_events * n_rows))
+        if self.step_size is None and self.method == "rgd" and self.clip_norm is not None:
+            for estimator, scale in zip(rows, scales):
+                estimator.set_params(step_size=_rgd_step(
+                    row_events[0].noise_multiplier, scale / n_samples, int(self.space.dim)))
         rng = get_rng(self.random_state, secure=self.secure)
         predictions, events = [], ()
         for row, estimator in zip(weights, rows):
@@ -304,6 +319,18 @@ def _row_events(estimator, n_samples):
     n_iter, batch_size, inner_steps, _ = estimator._settings(n_samples)
     clip_norm = estimator.clip_norm or 1.0  # the events do not depend on C
     return estimator._plan(n_samples, None, n_iter, batch_size, inner_steps, clip_norm).events
+
+
+def _rgd_step(noise_multiplier, max_weight, dim):
+    """DP-RGD's noise-aware constant step, with the noise measured against D.
+
+    ``PrivateERM``'s default shrinks the step 1/2 by C / sqrt(C^2 + d sigma^2), C its clip
+    norm. Here C_x = n max|a_i| D bounds one weighted gradient, while the mean gradient
+    of F_x is of order D: against D, the noise sigma = z 2 max|a_i| D of a step gives
+    the factor 1 / sqrt(1 + d (2 z max|a_i|)^2) (public: z, a(x) and d only).
+    """
+    shrink = 1 / np.sqrt(1 + dim * (2 * noise_multiplier * max_weight) ** 2)
+    return ConstantStep(RGD_STEP_SIZE * shrink)
 
 
 def nonprivate_prediction(space, weights, targets, n_iter=100, step_size=0.5,
