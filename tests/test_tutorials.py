@@ -62,7 +62,10 @@ def test_stored_outputs_come_from_one_full_run(path):
     assert not _errors(notebook)
 
 
+# About 50 s per notebook: run in the numpy pass only (the kernel inherits GEOMSTATS_BACKEND,
+# and the library's backend coverage comes from the unit tests), to keep the suite short.
 @pytest.mark.slow
+@pytest.mark.backend_independent
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda path: path.stem)
 def test_tutorial_executes_and_matches_stored_outputs(path):
     """A fresh run raises nothing and shows the same kinds of output as the stored one.
