@@ -250,7 +250,7 @@ class PriRFed(PrivateEstimator):
         run = RunSpec(loss=loss, datasets=checked, plans=plans, sizes=sizes,
                       start=start, entropy=_entropy(self.random_state), estimator=self)
         if self.engine == "flower":
-            from geomstats_dp.federated.flower_engine import run_flower
+            from geomstats_dp.federated.flower_app import run_flower
 
             history = run_flower(run)
         else:
