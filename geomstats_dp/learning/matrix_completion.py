@@ -37,13 +37,15 @@ from geomstats_dp.optim import PerSampleLoss
 MC_FITTED = GRADIENT_FITTED + ("components_", "n_features_in_")
 
 
-def check_ratings(ratings, name="X"):
-    """Raise ValueError unless ``ratings`` holds finite values or NaN and one finite value.
+def check_ratings(ratings, name="X", allow_empty=False):
+    """Raise ValueError unless ``ratings`` holds finite values or NaN (and one rating).
 
     Parameters
     ----------
     ratings : numpy.ndarray, shape=[n_users, n_items]
     name : str
+    allow_empty : bool
+        Accept a matrix with no rating at all (``predict`` for users who rated nothing).
     """
     infinite = np.isinf(ratings)
     if infinite.any():
@@ -52,7 +54,7 @@ def check_ratings(ratings, name="X"):
             f"{name} holds an infinite value at index {index}; expected finite ratings "
             "or NaN for a missing rating"
         )
-    if np.isnan(ratings).all():
+    if not allow_empty and np.isnan(ratings).all():
         raise ValueError(f"{name} holds no rating: every entry is NaN")
 
 
@@ -282,7 +284,7 @@ class PrivateMatrixCompletion(PrivateERM):
             raise ValueError(
                 f"X must have shape [n_users, {self.n_features_in_}], got {data.shape}"
             )
-        check_ratings(data)
+        check_ratings(data, allow_empty=True)
         return data - float(self.offset)
 
     def transform(self, X):

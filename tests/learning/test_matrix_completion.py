@@ -153,6 +153,10 @@ def test_predict_checks_its_input_and_sklearn_conventions():
                                   random_state=0).fit(ratings)
     with pytest.raises(ValueError, match=rf"X must have shape \[n_users, {N_ITEMS}\]"):
         est.predict(ratings[:, :5])
+    with pytest.raises(ValueError, match=r"X holds an infinite value at index \(0, 2\)"):
+        est.predict(np.where(np.arange(N_ITEMS) == 2, -np.inf, ratings[:1]))
+    # a new user with no rating gets the offset everywhere
+    assert np.all(est.predict(np.full((1, N_ITEMS), np.nan)) == est.offset)
     params = est.get_params()
     assert params["rank"] == RANK and params["clip_norm"] == 5.0
     assert clone(est).get_params() == params
