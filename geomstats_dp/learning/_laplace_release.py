@@ -15,6 +15,7 @@ from geomstats_dp._backend import get_rng, to_backend, to_numpy
 from geomstats_dp._validation import check_positive_finite
 from geomstats_dp.distributions import RiemannianLaplace
 from geomstats_dp.distributions.laplace import frechet_mean_sensitivity, laplace_scale
+from geomstats_dp.distributions.laplace.sensitivity import locally_bounded
 from geomstats_dp.learning._data import check_values
 from geomstats_dp.learning.reference import exact_frechet_mean
 from geomstats_dp.privacy import PrivacyLeakWarning, PureEvent
@@ -70,12 +71,15 @@ def fit_laplace(estimator, points, weights, budget):
     radius = check_positive_finite(estimator.radius, "radius")
     if np.ptp(weights) > 0:
         raise ValueError("sample_weight is not supported with method='laplace'")
-    sensitivity = frechet_mean_sensitivity(space, radius, n_samples)
-    scale = laplace_scale(sensitivity, estimator.epsilon, space)
     center = to_backend(estimator.center)
+    sensitivity = frechet_mean_sensitivity(space, radius, n_samples, center)
+    # Bures-Wasserstein: curvature bounded on the ball only, so the law is restricted to
+    # it, and a truncated law needs 2 Delta / eps
+    ball = {"radius": radius, "center": center} if locally_bounded(space) else {}
+    scale = laplace_scale(sensitivity, estimator.epsilon, space, truncated=bool(ball))
     # Build the law once at the center: checks the center and the law's existence
     # (hyperbolic: scale < 1/(d-1)) before the budget is charged or the data read.
-    RiemannianLaplace(space, center, scale)
+    RiemannianLaplace(space, center, scale, **ball)
     event = PureEvent(estimator.epsilon, sensitivity=sensitivity, noise_scale=scale,
                       label="Riemannian Laplace Frechet mean")
     budget.check(event)
@@ -90,7 +94,7 @@ def fit_laplace(estimator, points, weights, budget):
         )
     mean = exact_frechet_mean(space, to_backend(points))
     rng = get_rng(estimator.random_state, secure=estimator.secure)
-    release = RiemannianLaplace(space, mean, scale).sample(random_state=rng)
+    release = RiemannianLaplace(space, mean, scale, **ball).sample(random_state=rng)
     budget.spend(event)
     return {
         "estimate_": release,
