@@ -1,46 +1,53 @@
-"""Riemannian Laplace mechanism: paper 002's Figure 1 and paper 004's Figures 1a and 2a.
+"""Riemannian Laplace mechanism: Reimherr et al. (2021), Figure 1; Han et al. (2024),
+Figures 1a and 2a.
 
 Three measurements, all in one run (``python -m benchmarks laplace``):
 
-* Sensitivity (002, Figure 1, panels 1 and 3). The geodesic distance between the Frechet
-  means (``exact_frechet_mean``) of replace-one neighbours, against Theorem 2's bound
-  ``frechet_mean_sensitivity``, on SPD(2) affine-invariant (data: Wishart W(I/2, 2) kept
-  in B_1.5(I), 002 A.2.1) and S^2 (polar angle uniform on [0, pi/8), 002 A.3.1). Three
-  kinds of neighbours: "random" (x_n and x'_n two fresh draws), "adversarial" (the other
-  n - 1 points drawn from the data law, x_n and x'_n any two of M points on the boundary
-  of the ball, among them antipodal pairs: the largest of the M (M - 1) / 2 distances),
-  and the same with the n - 1 others stacked at the centre ("cluster_center") or at one
-  point just inside the boundary ("cluster_rim").
-* Utility (002, Figure 1, panels 2 and 4), epsilon = 1 (002 does not state it): the
-  Euclidean distance (vech coordinates for SPD, R^3 for S^2) between the Frechet mean and
-  its release, for the Riemannian Laplace mechanism calibrated by Theorem 2 (``manifold``)
-  and the l2 Laplace in the ambient space with sensitivity 2 r_E / n, either returned
-  unprojected as in 002 (``ambient_raw``, noise from ``baselines.l2_laplace_noise``) or
-  projected back (``ambient_projected``, ``baselines.ambient_laplace_release``). On S^2 a
-  fourth curve, ``manifold_empirical``, uses 002's calibration (supplement B.1): the
-  Lemma 1 constant 2r(2 - h) replaced by its value measured on a grid (not a proven bound).
-* Excess risk (004, Figures 1a and 2a), epsilon = 0.1, delta = 1e-3: F(x) - F(x*) with
-  F(x) = mean_i d(x, x_i)^2 (004, eq. 3), x* from ``exact_frechet_mean``. "Diameter bound
-  D" is read as: all data in the geodesic ball B_{D/2}(I) (diameter <= D), so the Laplace
-  mechanisms use radius r = D/2 and DP-RGD the clip norm D. Methods:
+* Sensitivity (Reimherr et al., Figure 1, panels 1 and 3). The geodesic distance between
+  the Frechet means (``exact_frechet_mean``) of replace-one neighbours, against Theorem 2's
+  bound ``frechet_mean_sensitivity``, on SPD(2) affine-invariant (data: Wishart W(I/2, 2)
+  kept in B_1.5(I), Reimherr et al. A.2.1), S^2 (polar angle uniform on [0, pi/8),
+  Reimherr et al. A.3.1) and SPD(2) Bures-Wasserstein (W(I/2, 2) kept in B_0.15(I); the
+  curvature bound comes from the ball, ``laplace.ball_geometry``). Three kinds of
+  neighbours: "random" (x_n and x'_n two fresh draws), "adversarial" (the other n - 1
+  points drawn from the data law, x_n and x'_n any two of M points on the boundary of the
+  ball, among them antipodal pairs: the largest of the M (M - 1) / 2 distances), and the
+  same with the n - 1 others stacked at the centre ("cluster_center") or at one point just
+  inside the boundary ("cluster_rim").
+* Utility (Reimherr et al., Figure 1, panels 2 and 4), epsilon = 1 (not stated in the
+  paper): the Euclidean distance (vech coordinates for SPD, R^3 for S^2) between the
+  Frechet mean and its release, for the Riemannian Laplace mechanism calibrated by
+  Theorem 2 (``manifold``) and the l2 Laplace in the ambient space with sensitivity
+  2 r_E / n, either returned unprojected as in the paper (``ambient_raw``, noise from
+  ``baselines.l2_laplace_noise``) or projected back (``ambient_projected``,
+  ``baselines.ambient_laplace_release``). On S^2 a fourth curve, ``manifold_empirical``,
+  uses the paper's calibration (supplement B.1): the Lemma 1 constant 2r(2 - h) replaced
+  by its value measured on a grid (not a proven bound).
+* Excess risk (Han et al., Figures 1a and 2a), epsilon = 0.1, delta = 1e-3:
+  F(x) - F(x*) with F(x) = mean_i d(x, x_i)^2 (Han et al., eq. 3), x* from
+  ``exact_frechet_mean``. "Diameter bound D" is read as: all data in the geodesic ball
+  B_{D/2}(I) (diameter <= D), so the Laplace mechanisms use radius r = D/2 and DP-RGD the
+  clip norm D. Methods:
 
   - ``dp_rgd``: ``PrivateFrechetMean(method="rgd")`` with its defaults (noise-aware step
-    0.5 s, T from the privacy horizon); ``dp_rgd_004``: 004's T = n, eta = 0.01;
-  - ``fm_lap``: ``PrivateFrechetMean(method="laplace")`` (untruncated, sigma = Delta/eps);
+    0.5 s, T from the privacy horizon); ``dp_rgd_han``: Han et al.'s T = n, eta = 0.01;
+  - ``fm_lap``: ``PrivateFrechetMean(method="laplace")`` (untruncated, sigma =
+    Delta/eps; on Bures-Wasserstein truncated to the ball, sigma = 2 Delta / eps);
     ``fm_lap_truncated``: ``RiemannianLaplace`` restricted to the data ball, sigma =
-    2 Delta / eps (ERRATA); ``fm_lap_004``: untruncated at 004's sigma = 4D/(n eps)
-    (where that law exists);
+    2 Delta / eps (the normalising constant then depends on the footpoint);
+    ``fm_lap_han``: untruncated at Han et al.'s sigma = 4D/(n eps) (where that law
+    exists);
   - ``fm_kng``: ``baselines.knorm_gradient_release``, Metropolis-Hastings burn-in
     ``kng_burn_in``, one chain per release (checked against 4x the burn-in at n = 30);
   - ``public_center``: the ball's centre I, a reference that reads no data.
 
   Problems: SPD(2) affine-invariant, D = 1 (data W(I/2, 2) kept in B_0.5(I)); SPD(2)
-  Bures-Wasserstein, D = 0.3 (data W(I/2, 2) kept in B_0.15(I)). ``curvature_bounds``
-  does not support Bures-Wasserstein (its curvature is unbounded near singular matrices),
-  so neither ``PrivateFrechetMean(method="laplace")`` nor ``knorm_gradient_release`` runs
-  on it: only DP-RGD and ``fm_lap_truncated`` do, the latter with 004's calibration
-  kappa_max = 3 / (lambda_1 + lambda_2) over the ball (004, Sect. 5.3; not checked here)
-  and Delta = 2r(2 - h)/(nh), sampled by Metropolis-Hastings.
+  Bures-Wasserstein, D = 0.3 (data W(I/2, 2) kept in B_0.15(I)). The Bures-Wasserstein
+  curvature is unbounded near singular matrices; on the public ball every eigenvalue is
+  at least (sqrt(lambda_min(I)) - r)^2 (Mirsky's inequality), where the curvature is at
+  most 3 / (lambda_1 + lambda_2) <= 3 / (2 (1 - r)^2) (Han et al., Sect. 5.3), which
+  gives Theorem 2's Delta; the untruncated law has no such bound, so ``fm_lap_han`` does
+  not run there.
 
 BLAS runs single-threaded (threadpoolctl), as in the other benchmarks.
 """
@@ -79,20 +86,20 @@ RISK_DELTA = 1e-3
 INSIDE = 1 - 1e-6  # boundary points are put just inside the open ball
 WISHART_BATCH = 8192
 EMPIRICAL_GRID = (9, 72)  # (footpoints along a radius, points on the boundary circle)
-PAPER_004_STEP = 0.01
+HAN_STEP = 0.01
 METHODS = {  # name -> (label, colour)
     "dp_rgd": ("DP-RGD (library defaults)", "tab:blue"),
-    "dp_rgd_004": ("DP-RGD (004: T = n, eta = 0.01)", "tab:cyan"),
+    "dp_rgd_han": ("DP-RGD (Han et al.: T = n, eta = 0.01)", "tab:cyan"),
     "fm_lap": ("FM-LAP (PrivateFrechetMean)", "tab:red"),
     "fm_lap_truncated": ("FM-LAP truncated to the ball", "tab:orange"),
-    "fm_lap_004": ("FM-LAP at 004's scale 4D/(n eps)", "tab:pink"),
+    "fm_lap_han": ("FM-LAP at Han et al.'s scale 4D/(n eps)", "tab:pink"),
     "fm_kng": ("FM-KNG", "tab:green"),
     "public_center": ("public centre I (reads no data)", "tab:gray"),
 }
 MECHANISMS = {
     "manifold": ("Riemannian Laplace (Theorem 2)", "tab:blue"),
-    "manifold_empirical": ("Riemannian Laplace (002's empirical constant)", "tab:purple"),
-    "ambient_raw": ("ambient Laplace, unprojected (002)", "tab:red"),
+    "manifold_empirical": ("Riemannian Laplace (Reimherr et al.'s empirical constant)", "tab:purple"),
+    "ambient_raw": ("ambient Laplace, unprojected (Reimherr et al.)", "tab:red"),
     "ambient_projected": ("ambient Laplace, projected", "tab:orange"),
 }
 
@@ -122,7 +129,7 @@ FULL = Settings(
     utility_datasets=200,
     utility_releases_per_mean=5,
     risk_sizes=(10, 30, 100, 300, 1000),
-    risk_datasets=4,
+    risk_datasets=5,
     releases_per_dataset=4,
     kng_burn_in=2000,
     burn_in_check=(30, 4),
@@ -181,7 +188,7 @@ class Setup:
 
 
 def wishart_in_ball(setup, n_samples, rng):
-    """Draws of the Wishart W(I/2, 2) (002, A.2.1) kept when inside the ball."""
+    """Draws of the Wishart W(I/2, 2) (Reimherr et al., A.2.1) kept when inside the ball."""
     kept, count = [], 0
     while count < n_samples:
         factors = rng.standard_normal((WISHART_BATCH, 2, 2)) * math.sqrt(0.5)
@@ -193,7 +200,7 @@ def wishart_in_ball(setup, n_samples, rng):
 
 
 def spherical_cap(setup, n_samples, rng):
-    """Polar angle uniform on [0, radius), azimuth uniform (002, A.3.1); centre e_3."""
+    """Polar angle uniform on [0, radius), azimuth uniform (Reimherr et al., A.3.1); centre e_3."""
     polar = rng.uniform(0, setup.radius, n_samples)
     azimuth = rng.uniform(0, 2 * math.pi, n_samples)
     return np.stack([np.sin(polar) * np.cos(azimuth), np.sin(polar) * np.sin(azimuth),
@@ -209,8 +216,8 @@ def spd_space(metric=None):
     return space
 
 
-def paper_002_setups():
-    """002's two examples: SPD(2) affine-invariant, r = 1.5; S^2, r = pi/8."""
+def reimherr_setups():
+    """Reimherr et al.'s two examples: SPD(2) affine-invariant, r = 1.5; S^2, r = pi/8."""
     return [
         Setup("spd2_affine", spd_space(), np.eye(2), 1.5, wishart_in_ball),
         Setup("sphere2", Hypersphere(2), np.array([0.0, 0.0, 1.0]), math.pi / 8,
@@ -218,8 +225,8 @@ def paper_002_setups():
     ]
 
 
-def paper_004_setups():
-    """004's synthetic problems: radius D/2 with D = 1 (affine-invariant), 0.3 (BW)."""
+def han_setups():
+    """Han et al.'s synthetic problems: radius D/2 with D = 1 (affine-invariant), 0.3 (BW)."""
     return [
         Setup("spd2_affine", spd_space(), np.eye(2), 0.5, wishart_in_ball),
         Setup("spd2_bures_wasserstein", spd_space(SPDBuresWassersteinMetric), np.eye(2),
@@ -256,7 +263,7 @@ def sensitivity_rows(setup, settings):
     rows = []
     for n_samples in settings.sensitivity_sizes:
         rng = np.random.default_rng([1, n_samples])
-        bound = frechet_mean_sensitivity(setup.space, setup.radius, n_samples)
+        bound = frechet_mean_sensitivity(setup.space, setup.radius, n_samples, setup.center)
         observed = []
         for _ in range(settings.sensitivity_datasets):
             others = setup.sample(n_samples - 1, rng)
@@ -281,7 +288,7 @@ def sensitivity_rows(setup, settings):
 
 
 def empirical_lemma1_constant(setup):
-    """002 supplement B.1 on S^2: max |Log_m x - Log_m y| over a grid of footpoints m on
+    """Reimherr et al. supplement B.1 on S^2: max |Log_m x - Log_m y| over a grid of footpoints m on
     a radius of the ball (by symmetry) and x, y on its boundary circle."""
     n_footpoints, n_boundary = EMPIRICAL_GRID
     azimuth = np.linspace(0, 2 * math.pi, n_boundary, endpoint=False)
@@ -322,7 +329,7 @@ def on_manifold(setup, point):
 
 
 def raw_ambient_release(setup, mean, scale, rng):
-    """mean + l2 Laplace noise in vech / R^3 coordinates, not projected (002, Sect. 5)."""
+    """mean + l2 Laplace noise in vech / R^3 coordinates, not projected (Reimherr et al., Sect. 5)."""
     if isinstance(setup.space, Hypersphere):
         return mean + l2_laplace_noise(3, scale, rng)
     a, b, c = l2_laplace_noise(3, scale, rng)
@@ -402,27 +409,21 @@ def is_bures_wasserstein(setup):
 
 
 def truncated_laplace_scale(setup, n_samples):
-    """Scale of the Laplace law truncated to the data ball: 2 Delta / eps (ERRATA).
+    """Scale of the Laplace law truncated to the data ball: 2 Delta / eps (the footpoint-dependent normalising constant).
 
-    Delta from Theorem 2 (``frechet_mean_sensitivity``); on Bures-Wasserstein, which
-    ``curvature_bounds`` does not support, 004's Delta = 2r(2 - h)/(nh) with h from
-    kappa_max = 3 / (lambda_1 + lambda_2) at the smallest eigenvalues of the ball,
-    (1 - r)^2 (the BW distance to I is |sqrt(lambda) - 1|).
+    Delta from Theorem 2 (``frechet_mean_sensitivity``, which bounds the
+    Bures-Wasserstein curvature on the ball: ``laplace.ball_geometry``).
     """
-    if is_bures_wasserstein(setup):
-        kappa_max = 3.0 / (2.0 * (1.0 - setup.radius) ** 2)
-        correction = curvature_correction(setup.radius, kappa_max)
-        sensitivity = 2 * setup.radius * (2 - correction) / (n_samples * correction)
-    else:
-        sensitivity = frechet_mean_sensitivity(setup.space, setup.radius, n_samples)
+    sensitivity = frechet_mean_sensitivity(setup.space, setup.radius, n_samples,
+                                           setup.center)
     return laplace_scale(sensitivity, RISK_EPSILON, setup.space, truncated=True)
 
 
 def gradient_release(setup, points, variant, seed):
-    """DP-RGD: library defaults, or 004's T = n and eta = 0.01."""
+    """DP-RGD: library defaults, or Han et al.'s T = n and eta = 0.01."""
     options = {}
-    if variant == "dp_rgd_004":
-        options = {"n_iter": len(points), "step_size": PAPER_004_STEP}
+    if variant == "dp_rgd_han":
+        options = {"n_iter": len(points), "step_size": HAN_STEP}
     estimator = PrivateFrechetMean(
         setup.space, epsilon=RISK_EPSILON, delta=RISK_DELTA, method="rgd",
         clip_norm=2 * setup.radius, random_state=seed, **options)
@@ -453,10 +454,10 @@ def releases(setup, method, points, optimum, count, rng, settings):
                                 radius=setup.radius, center=setup.center,
                                 mcmc_options={"burn_in": settings.kng_burn_in})
         draws = law.sample(count, random_state=rng)
-    elif is_bures_wasserstein(setup):
-        return None  # the library's calibration needs curvature_bounds
-    elif method == "fm_lap_004":
-        # 004, Sect. 6.1: sigma = 4 D / (n eps), D taken as the radius and Theorem 1's
+    elif method == "fm_lap_han":
+        if is_bures_wasserstein(setup):
+            return None  # Han et al.'s untruncated law needs a global curvature bound
+        # Han et al., Sect. 6.1: sigma = 4 D / (n eps), D taken as the radius and Theorem 1's
         # general factor 2; above the existence limit of the untruncated law (n = 10) the
         # paper's setting cannot be run.
         scale = 2 * frechet_mean_sensitivity(setup.space, 2 * setup.radius, len(points))
@@ -480,7 +481,7 @@ def releases(setup, method, points, optimum, count, rng, settings):
 
 
 def risk(setup, points, point):
-    """F(x) = mean_i d(x, x_i)^2 (004, eq. 3)."""
+    """F(x) = mean_i d(x, x_i)^2 (Han et al., eq. 3)."""
     return float(np.mean(to_numpy(setup.space.metric.squared_dist(points, point))))
 
 
@@ -685,13 +686,15 @@ def run(output_dir, quick=False):
     prefix = "laplace_quick" if quick else "laplace"
     start = time.perf_counter()
     with threadpool_limits(limits=1, user_api="blas"):
-        setups_002, setups_004 = paper_002_setups(), paper_004_setups()
-        sensitivity = [row for setup in setups_002 for row in sensitivity_rows(setup, settings)]
+        setups_reimherr, setups_han = reimherr_setups(), han_setups()
+        sensitivity_setups = setups_reimherr + [setups_han[1]]  # + Bures-Wasserstein, r = 0.15
+        sensitivity = [row for setup in sensitivity_setups
+                       for row in sensitivity_rows(setup, settings)]
         print(f"sensitivity: {time.perf_counter() - start:.0f} s", flush=True)
-        utility = [row for setup in setups_002 for row in utility_rows(setup, settings)]
+        utility = [row for setup in setups_reimherr for row in utility_rows(setup, settings)]
         print(f"utility: {time.perf_counter() - start:.0f} s", flush=True)
-        runs = [row for setup in setups_004 for row in excess_risk_rows(setup, settings)]
-        burn_in = burn_in_rows(setups_004[0], settings) if settings.burn_in_check else []
+        runs = [row for setup in setups_han for row in excess_risk_rows(setup, settings)]
+        burn_in = burn_in_rows(setups_han[0], settings) if settings.burn_in_check else []
     summary = risk_summary(runs)
     write_csv(output_dir / f"{prefix}_sensitivity.csv", sensitivity)
     write_csv(output_dir / f"{prefix}_utility.csv", utility)
@@ -699,9 +702,10 @@ def run(output_dir, quick=False):
     write_csv(output_dir / f"{prefix}_excess_risk.csv", summary)
     if burn_in:
         write_csv(output_dir / f"{prefix}_kng_burn_in.csv", burn_in)
-    plot_sensitivity(output_dir / f"{prefix}_sensitivity.png", sensitivity, setups_002)
-    plot_utility(output_dir / f"{prefix}_utility.png", utility, setups_002)
-    plot_excess_risk(output_dir / f"{prefix}_excess_risk.png", summary, setups_004)
+    plot_sensitivity(output_dir / f"{prefix}_sensitivity.png", sensitivity,
+                     sensitivity_setups)
+    plot_utility(output_dir / f"{prefix}_utility.png", utility, setups_reimherr)
+    plot_excess_risk(output_dir / f"{prefix}_excess_risk.png", summary, setups_han)
     _report(summary, utility, sensitivity)
     for row in burn_in:
         print(f"  FM-KNG burn-in {row['burn_in']}: {row['mean_excess_risk']:.4g} "

@@ -3,8 +3,15 @@
 Adjacency: replace-one, the data confined to the public ball B_r(m0). Sensitivity of the
 Frechet mean: Delta = 2 r (2 - h) / (n h) (Theorem 2). Release: one draw of the Riemannian
 Laplace law centred at the exact Frechet mean with scale Delta / epsilon (2 Delta / epsilon
-where the normalising constant depends on the footpoint, ERRATA). Accountant: a pure
-epsilon-DP event (``PureEvent``) in the ledger.
+where the normalising constant depends on the footpoint). Accountant: a pure epsilon-DP
+event (``PureEvent``) in the ledger.
+
+On SPD matrices with the Bures-Wasserstein metric (the Wasserstein barycenter of centred
+Gaussians), whose curvature is bounded only away from singular matrices, the curvature
+and injectivity bounds of Theorem 2 are those of the public ball (``laplace.ball_geometry``:
+eigenvalues >= (sqrt(lambda_min(center)) - r)^2 there), and the law is restricted to the
+ball, hence the scale 2 Delta / epsilon; it is sampled by Metropolis-Hastings, like every
+metric without an exact sampler.
 """
 
 import warnings

@@ -75,6 +75,7 @@ def test_sensitivity_bound_holds_on_adversarial_neighbours():
         assert largest <= bound
 
 
+@pytest.mark.slow
 def test_release_is_calibrated_and_restricted_to_the_ball(monkeypatch):
     space, center, radius = _bures_wasserstein(), np.eye(2), 0.15
     X = _in_ball(space, center, radius, 40, np.random.default_rng(2))
