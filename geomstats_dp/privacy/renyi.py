@@ -1,27 +1,26 @@
-"""Renyi-DP curves of events (through autodp) and their conversion to (epsilon, delta).
+"""Renyi-DP curves of events and their conversion to (epsilon, delta).
 
 RDP is tabulated on the integer orders ``ORDERS``: autodp bounds the RDP of a mechanism
 subsampled without replacement at integer orders only (it interpolates between them), and
 any order gives a valid bound, so a finite grid only loosens the result where the optimal
 order falls between grid points (integers up to 64, then steps of about 12%).
 
-autodp evaluates a subsampled curve order by order, at a cost growing with the order, so
-curves are filled lazily and an epsilon is minimised over the orders coarse-to-fine: on
+Subsampled Gaussian curves are autodp's bounds computed in numpy for all orders at once
+(``subsampled_rdp``; autodp is the reference of the tests and is imported only for pure
+epsilon-DP events). An epsilon is minimised over the orders coarse-to-fine: on
 ``COARSE_ORDERS`` first, then on every grid order between the two coarse neighbours of the
 best one. The conversion objective is unimodal in the order in practice; where it is not,
-the result is still a valid bound (a minimum over a subset of valid orders).
-"""
+the result is still a valid bound (a minimum over a subset of valid orders)."""
 
 import contextlib
 import functools
 import math
-import threading
 import warnings
 
 import numpy as np
-from autodp import mechanism_zoo, transformer_zoo
 
 from geomstats_dp.privacy.events import GaussianEvent
+from geomstats_dp.privacy.subsampled_rdp import poisson_rdp, without_replacement_rdp
 
 ORDERS = np.concatenate(
     [
@@ -42,29 +41,22 @@ def gaussian_rdp(noise_multiplier, indices=_ALL):
 
 
 class _SubsampledCurve:
-    """The RDP of one subsampled Gaussian step, evaluated by autodp order by order on demand."""
+    """The RDP of one subsampled Gaussian step at every order of ``ORDERS``.
+
+    Computed in numpy (``subsampled_rdp``: autodp's bounds, all orders at once, no autodp
+    import); the tests check it against autodp's ``AmplificationBySampling``.
+    """
 
     def __init__(self, noise_multiplier, sampling_rate, poisson):
-        base = mechanism_zoo.ExactGaussianMechanism(sigma=noise_multiplier)
-        # autodp asserts on the base mechanism's adjacency: without replacement needs
-        # replace-one, and its noise parameter is then std / replace-one sensitivity.
-        base.neighboring = "add_remove" if poisson else "replace_one"
-        amplify = transformer_zoo.AmplificationBySampling(PoissonSampling=poisson)
+        rdp = poisson_rdp if poisson else without_replacement_rdp
         with _quiet():
-            self._mechanism = amplify(base, sampling_rate, improved_bound_flag=True)
-        self._noise_multiplier = noise_multiplier
-        self._values = np.full(len(ORDERS), np.nan)
-        self._lock = threading.Lock()
+            values = rdp(noise_multiplier, sampling_rate, ORDERS)
+        self._values = np.minimum(values, gaussian_rdp(noise_multiplier))
+        self._values.setflags(write=False)
 
     def at(self, indices):
         """RDP at ``ORDERS[indices]`` (never above the unsampled Gaussian's)."""
-        with self._lock:
-            missing = indices[np.isnan(self._values[indices])]
-            with _quiet():
-                for index in missing:
-                    self._values[index] = self._mechanism.RenyiDP(ORDERS[index])
-            values = self._values[indices]
-        return np.minimum(values, gaussian_rdp(self._noise_multiplier, indices))
+        return self._values[indices]
 
 
 @contextlib.contextmanager
@@ -77,7 +69,7 @@ def _quiet():
 
 @functools.lru_cache(maxsize=2048)
 def subsampled_curve(noise_multiplier, sampling_rate, poisson):
-    """The lazily evaluated RDP curve of one subsampled Gaussian step (cached).
+    """The RDP curve of one subsampled Gaussian step (cached).
 
     Parameters
     ----------
@@ -94,12 +86,19 @@ def subsampled_curve(noise_multiplier, sampling_rate, poisson):
     Returns
     -------
     curve : object with ``at(indices) -> ndarray``, RDP at ``ORDERS[indices]``.
+
+    Notes
+    -----
+    The two schemes are those of autodp's ``AmplificationBySampling`` with
+    ``improved_bound_flag=True`` on an ``ExactGaussianMechanism``.
     """
     return _SubsampledCurve(noise_multiplier, sampling_rate, poisson)
 
 
 @functools.lru_cache(maxsize=1024)
 def _pure_rdp(epsilon):
+    from autodp import mechanism_zoo  # imported on first use: it costs a second cold
+
     mechanism = mechanism_zoo.PureDP_Mechanism(eps=epsilon)
     values = np.array([mechanism.RenyiDP(order) for order in ORDERS])
     values.setflags(write=False)
