@@ -139,7 +139,7 @@ def build_parser():
     fit.add_argument("--clip-norm", type=_clip_norm, default="auto",
                      help="rgd/rsgd/rsvrg: clip norm C > 0, or 'auto' (a private quantile)")
     fit.add_argument("--radius", type=_positive_float, default=None,
-                     help="laplace only (and required there): radius of the public ball of the data")
+                     help="laplace only (and required there): radius of the data's public ball")
     fit.add_argument("--center", default=None,
                      help="laplace only (and required there): .npy file of the ball's center")
     fit.add_argument("--output", default=None,
@@ -155,8 +155,10 @@ def build_parser():
     account.add_argument("--sampling", choices=SAMPLINGS, default=None,
                          help="default: full if the rate is 1, else without_replacement")
     target = account.add_mutually_exclusive_group(required=True)
-    target.add_argument("--epsilon", type=_positive_float, help="target epsilon: calibrate the noise (this or --noise-multiplier)")
-    target.add_argument("--noise-multiplier", type=_positive_float, help="noise multiplier: report its epsilon (this or --epsilon)")
+    target.add_argument("--epsilon", type=_positive_float,
+                        help="target epsilon: calibrate the noise (this or --noise-multiplier)")
+    target.add_argument("--noise-multiplier", type=_positive_float,
+                        help="noise multiplier: report its epsilon (this or --epsilon)")
     return parser
 
 

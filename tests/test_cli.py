@@ -151,8 +151,8 @@ def test_help_shows_choices_and_defaults_of_every_option(capsys, command):
     for action in subparser._actions:
         if not action.option_strings or action.dest == "help":
             continue
-        described = re.search(re.escape(action.option_strings[0]) + r" [A-Z_{},a-z-]*(.*?)(?= --|$)",
-                              text.split("options:")[1]).group(1)
+        pattern = re.escape(action.option_strings[0]) + r" [A-Z_{},a-z-]*(.*?)(?= --|$)"
+        described = re.search(pattern, text.split("options:")[1]).group(1)
         assert ("default" in described or "required" in described
                 or action.dest in ("epsilon", "noise_multiplier")), action.dest
         if action.choices:

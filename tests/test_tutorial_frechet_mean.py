@@ -25,7 +25,8 @@ def _stdout(cell):
 
 
 def _cell(notebook, marker):
-    (cell,) = [cell for cell in notebook.cells if cell.cell_type == "code" and marker in cell.source]
+    (cell,) = [cell for cell in notebook.cells
+               if cell.cell_type == "code" and marker in cell.source]
     return _stdout(cell)
 
 

@@ -17,16 +17,10 @@ from geomstats_dp.privacy import (
     DetachedBudgetError,
     PrivacyBudget,
     PrivacyLeakWarning,
-    get_default_budget,
-    set_default_budget,
 )
+from tests.privacy.ledgers import fresh_default  # noqa: F401 (fixture)
 
 
-@pytest.fixture
-def fresh_default():
-    previous = set_default_budget(None)
-    yield get_default_budget()
-    set_default_budget(previous)
 
 
 def _data(n=12):

@@ -15,14 +15,9 @@ from geomstats_dp.privacy import (
     get_default_budget,
     set_default_budget,
 )
+from tests.privacy.ledgers import fresh_default  # noqa: F401 (fixture)
 
 
-@pytest.fixture
-def fresh_default():
-    """A fresh unbounded default ledger for the test; the previous one is restored."""
-    previous = set_default_budget(None)
-    yield get_default_budget()
-    set_default_budget(previous)
 
 
 def _data():
