@@ -4,8 +4,8 @@
 of the closure; targets: the shipped 2-d Poincare embedding on ``Hyperboloid(2)``
 (``load_wordnet_mammals``). "horse.n.01" and 50 other synsets (seeded draw) are held out;
 the other 1,130 are the training pairs. For each held-out synset: the non-private
-prediction (RGD on sum_i a_i d(w, y_i)^2 / 2, 200 steps of 0.5) and DP-RGD predictions
-(``PrivateStructuredPrediction``, its default schedule, delta = 1e-5, D = ``CLIP``) at
+prediction (RGD on the same loss sum_i a_i h_D(d(w, y_i)), 200 steps of 0.5) and DP-RGD
+predictions (``PrivateStructuredPrediction``, default schedule, delta = 1e-5, D = ``CLIP``) at
 several epsilons, several seeds; the hyperbolic distance of each prediction to the
 synset's true embedding. Timings: DP-RGD per row against the non-private solve, same run.
 Results: ``results/structured_prediction.csv`` (one row per prediction),
@@ -37,11 +37,11 @@ SPACE = Hyperboloid(2)
 DELTA = 1e-5
 BANDWIDTH = 0.2
 REGULARIZATION = 1e-2
-CLIP = 8.0  # D: the embedding lies in the ball of hyperbolic radius 7.6 about the start
+CLIP = 2.0  # D: Huber radius and clip norm (less noise than the data radius 7.6, see docs)
 EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 PLOT_EPSILONS = (1.0, 5.0, 20.0)
 N_HELD_OUT = 50
-N_SEEDS = 3
+N_SEEDS = 2
 NONPRIVATE_STEPS = 200
 
 
@@ -78,8 +78,8 @@ def run(output_dir, quick=False):
         model.fit(features[train], embeddings[train])
         weights = model.weights(features[test])
         start = time.perf_counter()
-        nonprivate = [nonprivate_prediction(SPACE, row, embeddings[train], NONPRIVATE_STEPS)
-                      for row in weights]
+        nonprivate = [nonprivate_prediction(SPACE, row, embeddings[train], NONPRIVATE_STEPS,
+                                            radius=CLIP) for row in weights]
         nonprivate_time = (time.perf_counter() - start) / len(test)
         for word, truth, point in zip(names[test], embeddings[test], nonprivate):
             rows.append(dict(word=word, method="RGD", epsilon="inf", seed=0,

@@ -20,6 +20,7 @@ from geomstats_dp.optim import (
     FullBatch,
     PairedSamples,
     PerSampleLoss,
+    clip_tangent_vectors,
     minimize,
 )
 from geomstats_dp.privacy import resolve_budget
@@ -69,20 +70,27 @@ def normalized_weights(alpha):
 
 
 class WeightedSquaredDistanceLoss(PerSampleLoss):
-    """f(w; (c, y)) = c d(w, y)^2 / 2 with a public coefficient c of any sign.
+    """f(w; (c, y)) = c h_D(d(w, y)) with a public coefficient c of any sign.
 
-    Data are ``PairedSamples(coefficients [n], targets [n, *space.shape])``. The gradient
-    is -c Log_w(y), of norm |c| d(w, y).
+    h_D is the squared distance d^2 / 2 up to ``radius`` D and its linear (Huber)
+    continuation D d - D^2 / 2 beyond (D = None: d^2 / 2 everywhere). Its gradient is
+    -c clip_D(Log_w(y)), of norm |c| min(d(w, y), D): targets farther than D pull with a
+    bounded force, which keeps DP-RGD stable on hyperbolic data, where negative weights
+    and far iterates would otherwise give gradients growing with the distance. Data are
+    ``PairedSamples(coefficients [n], targets [n, *space.shape])``.
 
     Parameters
     ----------
     space : Manifold
+    radius : float or None
+        D.
     atol : float
         Tolerance of the check that targets lie on the space.
     """
 
-    def __init__(self, space, atol=ATOL):
+    def __init__(self, space, radius=None, atol=ATOL):
         super().__init__(space)
+        self.radius = radius
         self.atol = atol
 
     def check_data(self, data):
@@ -92,12 +100,21 @@ class WeightedSquaredDistanceLoss(PerSampleLoss):
         return pairs
 
     def values(self, point, data):
-        """c_i d(w, y_i)^2 / 2, shape=[k]."""
-        return data.X * self.space.metric.squared_dist(data.y, point) / 2
+        """c_i h_D(d(w, y_i)), shape=[k]."""
+        dist = self.space.metric.dist(data.y, point)
+        if self.radius is None:
+            return data.X * dist**2 / 2
+        radius = self.radius
+        far = dist > radius
+        huber = gs.where(far, radius * dist - radius**2 / 2, dist**2 / 2)
+        return data.X * huber
 
     def gradients(self, point, data):
-        """-c_i Log_w(y_i), shape=[k, *space.shape]."""
-        return gs.einsum("k,k...->k...", -data.X, self.space.metric.log(data.y, point))
+        """-c_i clip_D(Log_w(y_i)), shape=[k, *space.shape]."""
+        logs = self.space.metric.log(data.y, point)
+        if self.radius is not None:
+            logs = clip_tangent_vectors(self.space.metric, logs, point, self.radius)
+        return gs.einsum("k,k...->k...", -data.X, logs)
 
 
 class PrivateStructuredPredictionRow(PrivateERM):
@@ -118,12 +135,16 @@ class PrivateStructuredPrediction(PrivateEstimator):
         alpha(x) = (K + gamma I)^(-1) K_x,   K_ij = exp(-|x_i - x_j|^2 / (2 h^2)),
 
     by one ``PrivateERM`` run (DP-RGD by default) on the per-sample losses
-    f_i(w) = n a_i d(w, y_i)^2 / 2, whose mean is F_x. Weights may be negative.
+    f_i(w) = n a_i h_D(d(w, y_i)), whose mean is F_x with d^2 / 2 replaced by its Huber
+    version h_D (d^2 / 2 up to D = ``clip_norm``, linear beyond: each target pulls with a
+    force at most D; D above the distances between iterates and targets gives F_x
+    itself). Weights may be negative.
 
     Privacy. Unit: one target y_i, the features being public (label-level DP). Adjacency:
     replace-one (y_j replaced by any point of the space, X fixed). The weighted per-sample
-    gradients -n a_i Log_w(y_i), of norm n |a_i| d(w, y_i), are clipped in the Riemannian
-    norm at C_x = n max_i |a_i(x)| D, D = ``clip_norm``; replacing y_j moves the mean of
+    gradients -n a_i clip_D(Log_w(y_i)), of norm n |a_i| min(d(w, y_i), D), are also
+    clipped by the core in the Riemannian norm at C_x = n max_i |a_i(x)| D, D =
+    ``clip_norm`` (so the bound holds whatever the loss); replacing y_j moves the mean of
     the clipped gradients by at most 2 C_x / n = 2 max_i |a_i(x)| D, the sensitivity the
     noise of each step is calibrated to (see ``PrivateERM``). Each predicted row is an
     (epsilon, delta)-DP release, charged to the budget; rows compose (numerical
@@ -144,10 +165,12 @@ class PrivateStructuredPrediction(PrivateEstimator):
     delta : float
         Of each predicted row, in (0, 1).
     clip_norm : float or None
-        D, a public bound on the distance d(w, y_i) between the iterates and the targets
-        (e.g. the diameter of a ball holding the targets and the start): weighted gradients
-        are clipped at n max_i |a_i(x)| D. None infers C_x from the data (largest weighted
-        gradient norm at the start) with a PrivacyLeakWarning: not private.
+        D: the Huber radius of the loss and the clip norm of the unweighted gradients
+        (weighted ones are clipped at n max_i |a_i(x)| D). A D above the distances between
+        the iterates and the targets minimises F_x exactly; a smaller D gives less noise
+        (sigma is proportional to D) and a robust (Huber) version of F_x. None: squared
+        distance, C_x inferred from the data (largest weighted gradient norm at the start)
+        with a PrivacyLeakWarning: not private.
     method : {"rgd", "rsgd", "rsvrg"}
     n_iter, step_size, batch_size, inner_steps, init_point, noise_method, verbose
         As in ``PrivateERM`` (its defaults), except the default DP-RGD step: the constant
@@ -288,7 +311,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
     def _row_estimator(self, clip_norm):
         """The PrivateERM of one row (budget and generator are set when it runs)."""
         return PrivateStructuredPredictionRow(
-            self.space, WeightedSquaredDistanceLoss(self.space), epsilon=self.epsilon,
+            self.space, WeightedSquaredDistanceLoss(self.space, self.clip_norm),
+            epsilon=self.epsilon,
             delta=self.delta, method=self.method, clip_norm=clip_norm, n_iter=self.n_iter,
             step_size=self.step_size, batch_size=self.batch_size,
             inner_steps=self.inner_steps, init_point=self.init_point,
@@ -334,8 +358,11 @@ def _rgd_step(noise_multiplier, max_weight, dim):
 
 
 def nonprivate_prediction(space, weights, targets, n_iter=100, step_size=0.5,
-                          init_point=None):
-    """The non-private minimiser of sum_i a_i d(w, y_i)^2 / 2 by Riemannian gradient descent.
+                          init_point=None, radius=None):
+    """The non-private minimiser of sum_i a_i h_D(d(w, y_i)) by Riemannian gradient descent.
+
+    h_D as in ``WeightedSquaredDistanceLoss``; ``radius=None`` (default) minimises
+    sum_i a_i d(w, y_i)^2 / 2, the weighted Frechet mean.
 
     Parameters
     ----------
@@ -347,13 +374,15 @@ def nonprivate_prediction(space, weights, targets, n_iter=100, step_size=0.5,
     step_size : float
     init_point : array-like, optional
         Default the canonical point of the space.
+    radius : float or None
+        D of the Huber continuation (``clip_norm`` of the estimator).
 
     Returns
     -------
     point : array-like, shape=[*space.shape]
     """
     n_samples = len(targets)
-    loss = WeightedSquaredDistanceLoss(space)
+    loss = WeightedSquaredDistanceLoss(space, radius)
     data = PairedSamples(n_samples * to_numpy(weights), to_numpy(targets))
     return minimize(loss, data, FullBatch(1e300, 0.0), n_iter,
                     step_size, init_point).point
