@@ -19,6 +19,7 @@ Gaussian's cumulant generating function cgf(x) = x (x + 1) / (2 z^2).
   as autodp does with its default accountant (m = 100).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -32,6 +33,17 @@ def _log_binomial(total, chosen):
     return special.gammaln(total + 1) - special.gammaln(total - chosen + 1) - special.gammaln(
         chosen + 1
     )
+
+
+@functools.lru_cache(maxsize=8)
+def _binomial_table(orders, first):
+    """log C(alpha, j) for alpha in ``orders`` (rows), j = first ... max(orders) (columns),
+    -inf where j > alpha; independent of the noise and the rate, so computed once."""
+    alpha = np.array(orders)[:, None]
+    chosen = np.arange(float(first), max(orders) + 1)
+    table = np.where(chosen <= alpha, _log_binomial(alpha, chosen), -np.inf)
+    table.setflags(write=False)
+    return chosen, table
 
 
 def _gaussian_rdp(orders, noise_multiplier):
@@ -75,16 +87,12 @@ def log_forward_differences(log_values):
             width = vec.size - 1 - level
             first, second = vec[:width], vec[1 : width + 1]
             first_sign, second_sign = signs[:width], signs[1 : width + 1]
-            rising = second > first
             falling = second < first
-            gap = np.where(
-                rising,
-                second + np.log(1 - np.exp(first - second)),
-                np.where(falling, first + np.log(1 - np.exp(second - first)), -np.inf),
-            )
-            gap_sign = np.where(second_sign, ~falling, falling)
             top = np.maximum(first, second)
-            summed = top + np.log(np.exp(first - top) + np.exp(second - top))
+            ratio = np.exp(np.minimum(first, second) - top)  # the same roundings as autodp's
+            gap = np.where(first == second, -np.inf, top + np.log(1 - ratio))
+            gap_sign = np.where(second_sign, ~falling, falling)
+            summed = top + np.log(1 + ratio)
             same = first_sign == second_sign
             vec[:width] = np.where(same, gap, summed)
             signs[:width] = np.where(same, gap_sign, second_sign)
@@ -92,6 +100,24 @@ def log_forward_differences(log_values):
     return deltas
 
 
+def _by_blocks(function):
+    """Evaluate orders <= EXACT_ORDERS and the larger ones apart: the sums over j run up
+    to the order, so the low block needs 100 columns instead of max(orders)."""
+
+    @functools.wraps(function)
+    def blocked(noise_multiplier, sampling_rate, orders):
+        orders = np.asarray(orders, dtype=np.float64)
+        low = orders <= EXACT_ORDERS
+        values = np.empty(orders.shape)
+        for block in (low, ~low):
+            if block.any():
+                values[block] = function(noise_multiplier, sampling_rate, orders[block])
+        return values
+
+    return blocked
+
+
+@_by_blocks
 def poisson_rdp(noise_multiplier, sampling_rate, orders):
     """RDP of one Poisson-subsampled Gaussian step (add/remove) at integer ``orders``.
 
@@ -108,22 +134,21 @@ def poisson_rdp(noise_multiplier, sampling_rate, orders):
     rdp : array-like, shape=[n]
     """
     orders = np.asarray(orders, dtype=np.float64)
-    top = int(orders.max())
-    chosen = np.arange(2.0, top + 1)
+    chosen, binomials = _binomial_table(tuple(orders.tolist()), 2)
     log_q, log_1mq = math.log(sampling_rate), math.log1p(-sampling_rate)
     alpha = orders[:, None]
     terms = (
         _cgf(chosen - 1, noise_multiplier)
         + chosen * log_q
         + (alpha - chosen) * log_1mq
-        + _log_binomial(alpha, chosen)
+        + binomials
     )
-    terms = np.where(chosen <= alpha, terms, -np.inf)
     first = (orders - 1) * log_1mq + np.log(1 + (orders - 1) * sampling_rate)
     log_moment = _logsumexp_rows(np.concatenate([first[:, None], terms], axis=1))
     return log_moment / (orders - 1)
 
 
+@_by_blocks
 def without_replacement_rdp(noise_multiplier, sampling_rate, orders):
     """RDP of one Gaussian step on a batch drawn without replacement (replace-one).
 
@@ -140,7 +165,6 @@ def without_replacement_rdp(noise_multiplier, sampling_rate, orders):
     rdp : array-like, shape=[n]
     """
     orders = np.asarray(orders, dtype=np.float64)
-    top = int(orders.max())
     log_q = math.log(sampling_rate)
     second_order = _gaussian_rdp(2.0, noise_multiplier)
     moments_two = (
@@ -151,7 +175,7 @@ def without_replacement_rdp(noise_multiplier, sampling_rate, orders):
             second_order + math.log(2),
         )
     )
-    chosen = np.arange(3.0, top + 1)
+    chosen, binomials = _binomial_table(tuple(orders.tolist()), 3)
     alpha = orders[:, None]
     cgf_terms = math.log(2) + _cgf(chosen - 1, noise_multiplier)
     deltas = log_forward_differences(
@@ -166,8 +190,7 @@ def without_replacement_rdp(noise_multiplier, sampling_rate, orders):
         np.concatenate([exact, cgf_terms[exact_chosen.size :]]),
         cgf_terms,
     )
-    terms = bounds + chosen * log_q + _log_binomial(alpha, chosen)
-    terms = np.where(chosen <= alpha, terms, -np.inf)
+    terms = bounds + chosen * log_q + binomials
     columns = [np.zeros((orders.size, 1)), moments_two[:, None], terms]
     log_moment = _logsumexp_rows(np.concatenate(columns, axis=1))
     return log_moment / (orders - 1)
