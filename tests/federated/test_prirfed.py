@@ -136,7 +136,8 @@ def test_a_failing_agent_is_recorded_and_still_charged(monkeypatch):
     [
         ([np.zeros((0, 3)), NORTH[None]], {}, r"datasets\[0\] \(agent 0\) is empty"),
         ([NORTH[None], np.zeros((2, 4))], {}, r"datasets\[1\] \(agent 1\) has records of shape"),
-        ([NORTH[None], NORTH[None]], {"n_sampled": 3}, "n_sampled must be <= the number of agents 2"),
+        ([NORTH[None], NORTH[None]], {"n_sampled": 3},
+         "n_sampled must be <= the number of agents 2"),
         ([NORTH[None].repeat(2, 0), np.array([[0.0, 0.0, 2.0]])], {},
          r"datasets\[1\] \(agent 1\).*not on Hypersphere"),
     ],
