@@ -6,7 +6,7 @@ from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.poincare_ball import PoincareBall
 from scipy.sparse.csgraph import shortest_path
 
-from geomstats_dp._backend import to_numpy
+from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.datasets import load_wordnet_mammals
 from geomstats_dp.datasets.wordnet import (
     DATA,
@@ -66,7 +66,7 @@ def test_loader_shapes_and_embedding_on_the_hyperboloid():
     assert np.allclose(features.mean(0), 0, atol=1e-10)
     assert np.allclose(features.std(0), 1)
     assert names.shape == (1181,) and names[0] == "aardvark.n.01"
-    assert bool(Hyperboloid(2).belongs(embeddings, atol=1e-6).all())
+    assert bool(Hyperboloid(2).belongs(to_backend(embeddings), atol=1e-6).all())
 
 
 @pytest.mark.backend_independent
