@@ -27,6 +27,7 @@ TABLE_1 = ((100, 1), (100, 5), (200, 1), (500, 5), (300, 5), (300, 10), (400, 5)
 ROUNDS = (50, 100, 200, 300, 400, 500)
 LOCAL = (0.15, 1e-4)
 LOCAL_STEPS = 10
+STEP_SIZE = {"rsgd": 1.0, "rsvrg": 1.0}  # constant local steps for the PCA cost
 
 
 def write_csv(path, rows):
@@ -101,6 +102,48 @@ def emg_runs(quick):
     return rows
 
 
+def eigenvector_runs(quick):
+    """Principal eigenvector on S^24 (Section 6.1 of Huang et al.: d + 1 = 25, gap 1e-3)."""
+    from geomstats.geometry.hypersphere import Hypersphere
+
+    from geomstats_dp.learning.pca import PCALoss
+
+    dim, n_agents, n_each = 25, 10, 100 if quick else 200
+    rng = np.random.default_rng(0)
+    basis = np.linalg.qr(rng.normal(size=(dim, dim)))[0]
+    eigenvalues = np.concatenate([[1.0, 1.0 - 1e-3], np.linspace(0.5, 0.05, dim - 2)])
+    records = rng.normal(size=(n_agents * n_each, dim)) * np.sqrt(eigenvalues) @ basis.T
+    records /= np.max(np.linalg.norm(records, axis=1))  # public bound |z| <= 1
+    agents = np.split(records, n_agents)
+    space = Hypersphere(dim - 1)
+    loss = PCALoss(space)
+    data = to_backend(records)
+    top = float(np.linalg.eigvalsh(records.T @ records / len(records))[-1])
+
+    def measures(point):
+        point = to_backend(point)
+        cost = -float(np.mean(to_numpy(loss.values(point, data))))
+        grad = np.mean(to_numpy(loss.gradients(point, data)), axis=0)
+        return top - cost, float(np.linalg.norm(grad))
+
+    rows = []
+    for method in ("rsgd", "rsvrg"):
+        for epsilon in (1.0,) if quick else (1.0, 8.0, 1e4):
+            tic = time.perf_counter()
+            est = PriRFed(space, loss=loss, epsilon=epsilon, n_rounds=5 if quick else 10,
+                          n_sampled=3, local_steps=20 if method == "rsgd" else 1,
+                          local_method=method, clip_norm=2.0, batch_size=10,
+                          step_size=STEP_SIZE[method],
+                          random_state=0).fit(agents)
+            elapsed = time.perf_counter() - tic
+            for t, record in enumerate(est.history_):
+                gap, grad_norm = measures(record["point"])
+                rows.append({"method": method, "epsilon": epsilon, "round": t + 1,
+                             "excess_cost": gap, "gradient_norm": grad_norm,
+                             "fit_seconds": elapsed})
+    return rows
+
+
 def wall_time(quick):
     from geomstats.geometry.hypersphere import Hypersphere
 
@@ -159,6 +202,11 @@ def run(output_dir, quick=False):
     plot_emg(emg, output_dir / "federated_emg.png")
     for row in emg:
         if row["round"] == max(r["round"] for r in emg):
+            print(row, flush=True)
+    eigen = eigenvector_runs(quick)
+    write_csv(output_dir / "federated_eigenvector.csv", eigen)
+    for row in eigen:
+        if row["round"] == max(r["round"] for r in eigen):
             print(row, flush=True)
     timing = wall_time(quick)
     write_csv(output_dir / "federated_wall_time.csv", timing)
