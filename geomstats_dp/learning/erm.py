@@ -120,7 +120,9 @@ class PrivateERM(PrivateEstimator):
         TangentGaussian method used for the noise ("transport" by default).
     budget : PrivacyBudget, optional
         Budget to charge; default the one active (``with budget:``) when the estimator
-        was created or fitted, else a fresh PrivacyBudget(epsilon, delta).
+        was created or fitted, else a fresh PrivacyBudget(epsilon, delta) for this fit,
+        whose releases are also recorded in the process-wide ledger
+        (``geomstats_dp.privacy.get_default_budget()``).
     random_state : None, int or numpy.random.Generator
     secure : bool
         Draw the noise from the operating system's entropy (random_state must be None).
