@@ -55,6 +55,26 @@ def check_finite_array(array, name):
         raise ValueError(f"{name} holds a non-finite value at index {index}")
 
 
+CHECK_CHUNK_BYTES = 32 * 2**20
+
+
+def _belongs(space, points, atol):
+    """Membership of every point, [n] bool: the family's closed-form test (one pass over
+    each point) in chunks of ``CHECK_CHUNK_BYTES``, or geomstats' ``belongs``."""
+    from geomstats_dp.distributions.registry import membership_checker  # no import cycle
+
+    checker = membership_checker(space)
+    if checker is None or points.shape[0] == 0:
+        found = space.belongs(to_backend(points), atol=atol)
+        return np.atleast_1d(to_numpy(found)).astype(bool)
+    row_bytes = max(8 * math.prod(points.shape[1:]), 1)
+    chunk = max(1, CHECK_CHUNK_BYTES // row_bytes)
+    return np.concatenate(
+        [checker.belongs(points[start : start + chunk], atol)
+         for start in range(0, points.shape[0], chunk)]
+    )
+
+
 def check_on_space(space, points, atol, name):
     """Raise ValueError listing the indices of the points of ``points`` not on ``space``.
 
@@ -67,8 +87,7 @@ def check_on_space(space, points, atol, name):
     name : str
         Name of the argument, for the message.
     """
-    on_space = np.atleast_1d(to_numpy(space.belongs(to_backend(points), atol=atol)))
-    off = np.flatnonzero(~on_space.astype(bool))
+    off = np.flatnonzero(~_belongs(space, points, atol))
     if off.size:
         listed = off[:MAX_LISTED].tolist()
         more = f" and {off.size - MAX_LISTED} more" if off.size > MAX_LISTED else ""

@@ -50,3 +50,11 @@ def find_transport(metric, space=None):
         if sampler_class is not None and (space is None or sampler_class.supports(space)):
             return sampler_class
     return None
+
+
+def membership_checker(space):
+    """The transport sampler of ``space``'s metric, for its closed-form ``belongs`` and
+    ``is_tangent`` (one pass over each point), or None where no transport is registered."""
+    metric, _ = unwrap_metric(space.metric) if hasattr(space, "metric") else (None, 1.0)
+    sampler_class = find_transport(metric, space) if metric is not None else None
+    return sampler_class(space, metric) if sampler_class is not None else None

@@ -1,8 +1,16 @@
 """What every strategy queries: clipped, weighted sums of per-sample gradients, and noise."""
 
+import math
+
 import geomstats.backend as gs
 
 from geomstats_dp.optim.clipping import clip_factors, zero_nonfinite
+
+# Per-sample gradients are computed CHUNK_BYTES of data at a time: the gradient of a loss
+# holds several arrays the size of its chunk (logarithms, eigendecompositions), so the
+# memory of a full-batch step stays bounded whatever n, and chunks of ~10^5 small matrices
+# keep the batched linear algebra as fast as one call on everything.
+CHUNK_BYTES = 32 * 2**20
 
 
 class GradientOracle:
@@ -57,6 +65,20 @@ class GradientOracle:
         data, weights = self.data, self.weights
         if indices is not None:
             data, weights = data[indices], weights[indices]
+        n_rows = int(data.shape[0])
+        row_bytes = 8 * math.prod(data.shape[1:])
+        chunk = max(1, CHUNK_BYTES // max(row_bytes, 1))
+        total = None
+        for start in range(0, n_rows, chunk):
+            part = self._clipped_chunk(
+                point, clip_norm, data[start : start + chunk], weights[start : start + chunk],
+                scale,
+            )
+            total = part if total is None else total + part
+        return total
+
+    def _clipped_chunk(self, point, clip_norm, data, weights, scale):
+        """sum_i scale w_i clip_C(grad f(point; z_i)) over one chunk of rows."""
         grads = self.loss.gradients(point, data)
         self.n_gradient_evaluations += int(grads.shape[0])
         norms = self.metric.norm(grads, point)
