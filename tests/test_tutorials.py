@@ -60,6 +60,7 @@ def test_stored_outputs_come_from_one_full_run(path):
         f"{path.name}: execution counts {counts}; re-run tutorials/execute.py {path.name}"
     )
     assert not _errors(notebook)
+    assert str(TUTORIALS_DIR.parent) not in path.read_text(), "an output names a local path"
 
 
 # About 50 s per notebook: run in the numpy pass only (the kernel inherits GEOMSTATS_BACKEND,

@@ -46,7 +46,21 @@ def execute_notebook(path, timeout=600):
             del os.environ["MPLBACKEND"]
         else:
             os.environ["MPLBACKEND"] = saved
+    _relative_paths(notebook)
     return notebook
+
+
+def _relative_paths(notebook):
+    """Write paths under the repository relative to it in the text outputs (warnings name
+    the files they come from; a stored notebook must not name this machine's folders)."""
+    root = str(TUTORIALS.parent) + os.sep
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output["text"] = output["text"].replace(root, "")
+            for mime, value in output.get("data", {}).items():
+                if mime.startswith("text/") and isinstance(value, str):
+                    output["data"][mime] = value.replace(root, "")
 
 
 def main(argv=None):
