@@ -54,7 +54,7 @@ def run(output_dir, quick=False):
     sizes = (10_000, 100_000) if quick else (100_000, 1_000_000)
     rows = []
     for n in sizes:
-        found = _fresh(n, n_iter=5)
+        found = _fresh(n, n_iter=3)
         per_iter = found["fit_seconds"] / found["n_iter"]
         row = {
             "n": n,

@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 import geomstats.backend as gs
 import numpy as np
 
-from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._backend import as_numpy, to_backend, to_numpy
 from geomstats_dp._validation import (
     check_finite_array,
     check_on_space,
@@ -56,7 +56,7 @@ class PerSampleLoss(ABC):
             if len(data) == 0:
                 raise ValueError("data must hold at least one sample, got 0 pairs")
             return data.checked()
-        values = to_numpy(data)
+        values = as_numpy(data)  # no copy: a fit reads the data, never writes it
         if values.ndim == 0 or values.shape[0] == 0:
             raise ValueError(f"data must hold at least one sample, got shape {values.shape}")
         check_finite_array(values, "data")
@@ -116,7 +116,7 @@ class SquaredDistanceLoss(PerSampleLoss):
             raise ValueError(
                 f"data must have shape [n, *{shape}], got {tuple(points.shape)}"
             )
-        check_on_space(self.space, to_numpy(points), self.atol, "data")
+        check_on_space(self.space, as_numpy(points), self.atol, "data")
         return points
 
     def values(self, point, data):
