@@ -215,15 +215,7 @@ class PriRFed(PrivateEstimator):
         n_agents = len(arrays)
         self._check_params(n_agents)
         sizes = [len(data) for data in arrays]
-        local_epsilon, local_delta, guarantee = local_target(
-            self.epsilon, self.delta, n_agents, self.n_sampled, self.n_rounds,
-            self.accountant,
-        )
-        batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
-        if self.local_method == "rsgd" and batch_size > min(sizes):
-            raise ValueError(
-                f"batch_size must be <= the smallest agent's size {min(sizes)}, got {batch_size}"
-            )
+        local_epsilon, local_delta, guarantee = self._local_target(sizes)
         event = ApproxDPEvent(guarantee.epsilon, guarantee.delta,
                               label=f"PriRFed ({self.accountant}, {self.local_method})")
         budget.check(event)
@@ -245,10 +237,7 @@ class PriRFed(PrivateEstimator):
                           "gradient norm at the initial point); this bound is not private.",
                           PrivacyLeakWarning, stacklevel=2)
             clip_norm = max(norms)
-        plans = [self._plan(local_epsilon, local_delta, size, clip_norm, batch_size)
-                 for size in sizes]
-        run = RunSpec(loss=loss, datasets=checked, plans=plans, sizes=sizes,
-                      start=start, entropy=_entropy(self.random_state), estimator=self)
+        run = self.run_spec(sizes, checked, clip_norm)
         if self.engine == "flower":
             from geomstats_dp.federated.flower_app import run_flower
 
@@ -262,10 +251,48 @@ class PriRFed(PrivateEstimator):
         self.guarantee_ = guarantee
         self.local_epsilon_ = local_epsilon
         self.local_delta_ = local_delta
-        self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in plans]
+        self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in run.plans]
         self.history_ = history
         self.clip_norm_ = clip_norm
         return self
+
+    def _local_target(self, sizes):
+        """(local epsilon, local delta, total guarantee), after the batch-size check."""
+        batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
+        if self.local_method == "rsgd" and batch_size > min(sizes):
+            raise ValueError(
+                f"batch_size must be <= the smallest agent's size {min(sizes)}, got {batch_size}"
+            )
+        return local_target(self.epsilon, self.delta, len(sizes), self.n_sampled,
+                            self.n_rounds, self.accountant)
+
+    def run_spec(self, sizes, datasets, clip_norm=None):
+        """The run an engine executes, from public quantities (and the agents' data).
+
+        Parameters
+        ----------
+        sizes : list of int
+            The agents' public sizes n_i.
+        datasets : list or dict or None
+            Agent index -> checked records; None on a server that holds no data
+            (deployment), or a dict with one agent on that agent's machine.
+        clip_norm : float, optional
+            Default ``self.clip_norm``.
+
+        Returns
+        -------
+        run : RunSpec
+        """
+        self._check_params(len(sizes))
+        clip_norm = self.clip_norm if clip_norm is None else clip_norm
+        local_epsilon, local_delta, _ = self._local_target(sizes)
+        batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
+        plans = [self._plan(local_epsilon, local_delta, size, clip_norm, batch_size)
+                 for size in sizes]
+        start = canonical_point(self.space) if self.init_point is None else self.init_point
+        return RunSpec(loss=self._make_loss(), datasets=datasets, plans=plans,
+                       sizes=list(sizes), start=to_numpy(start),
+                       entropy=_entropy(self.random_state), estimator=self)
 
     def _plan(self, local_epsilon, local_delta, size, clip_norm, batch_size):
         """One agent's calibrated strategy (the PrivateERM plan) and its step size."""

@@ -89,8 +89,11 @@ class ManifoldStrategy:
 def make_client_app(run, fail=None):
     """The ClientApp: agent = the node's ``partition-id``; trains with ``local_train``.
 
-    ``fail`` (tests) is a set of (round, agent) whose handler raises.
+    ``run`` is a RunSpec, or a callable ``run(context) -> RunSpec`` (deployment: built from
+    the run and node configuration). ``fail`` (tests) is a set of (round, agent) whose
+    handler raises.
     """
+    get_run = run if callable(run) else (lambda context: run)
     app, ClientApp, _ = _flwr()
     client = ClientApp()
 
@@ -107,7 +110,7 @@ def make_client_app(run, fail=None):
         if fail is not None and (round_index, agent) in fail:
             raise RuntimeError("injected failure")
         start = msg.content[ARRAYS].to_numpy_ndarrays()[0]
-        reply = run.train(round_index, agent, start)
+        reply = get_run(context).train(round_index, agent, start)
         content = app.RecordDict({
             ARRAYS: app.ArrayRecord([np.asarray(reply)]),
             CONFIG: app.ConfigRecord({"agent": agent}),
@@ -117,13 +120,20 @@ def make_client_app(run, fail=None):
     return client
 
 
-def make_server_app(run, history, timeout=None):
-    """The ServerApp: identify the agents' nodes, then T rounds; appends to ``history``."""
+def make_server_app(run, history, timeout=None, on_end=None):
+    """The ServerApp: identify the agents' nodes, then T rounds; appends to ``history``.
+
+    ``run`` is a RunSpec or a callable ``run(context) -> RunSpec``; ``on_end(run, history,
+    context)`` is called once the rounds are done (deployment: write the release).
+    """
     app, _, ServerApp = _flwr()
     server = ServerApp()
+    get_run = run if callable(run) else (lambda context: run)
 
     @server.main()
     def main(grid, context):
+        run = get_run(context)
+        records = [] if on_end is not None else history
         node_ids = _wait_for_nodes(grid, len(run.sizes), NODE_WAIT_S)
         queries = [app.Message(app.RecordDict({CONFIG: app.ConfigRecord({})}),
                                message_type=app.MessageType.QUERY, dst_node_id=node)
@@ -145,8 +155,10 @@ def make_server_app(run, history, timeout=None):
             messages = strategy.configure_train(server_round, arrays, app.ConfigRecord(), grid)
             replies = grid.send_and_receive(messages, timeout=timeout)
             point, failed = strategy.aggregate_train(server_round, replies, point)
-            history.append({"sampled": strategy.sampled[server_round], "failed": failed,
+            records.append({"sampled": strategy.sampled[server_round], "failed": failed,
                             "point": point})
+        if on_end is not None:
+            on_end(run, records, context)
 
     return server
 
