@@ -6,9 +6,9 @@ Tables (CSV in ``output_dir``):
   the library's epsilon next to autodp's RDP pipeline, exact mu-GDP (autodp's
   ComposeGaussian), and dp-accounting's RDP and PLD accountants where they apply
   (add/remove only: dp-accounting 0.6 is inconsistent under replace-one).
-- ``accounting_svrg.csv``: DP-RSVRG in paper 000's Section 6.2 settings, alpha = 1/2 and
+- ``accounting_svrg.csv``: DP-RSVRG in Utpala et al.'s (2023) Section 6.2 settings, alpha = 1/2 and
   optimised, the full gradient counted per epoch (library) or per inner step (paper).
-- ``accounting_federated.csv``: paper 003's Table 1 by Theorem 4.2, and tighter bounds.
+- ``accounting_federated.csv``: Huang et al.'s (2024) Table 1 by Theorem 4.2, and tighter bounds.
 - ``accounting_calibration.csv``: wall-clock time of calibrate_gaussian / calibrate_svrg,
   cold (caches cleared) and warm, against autodp's own calibrator timed in the same run.
 """
@@ -163,7 +163,7 @@ PAPER_000 = {
 
 
 def svrg_rows(quick):
-    """Paper 000 Section 6.2: m = 10^4, n = 10^5, C0 = 0.1, C1 = 0.01, delta = 1e-6."""
+    """Utpala et al. (2023) Section 6.2: m = 10^4, n = 10^5, C0 = 0.1, C1 = 0.01, delta = 1e-6."""
     rows = []
     for releases in ("epoch", "step"):
         for sigma in (0.1, 0.05):
@@ -189,7 +189,7 @@ TABLE_1_ROWS = ((100, 1), (100, 5), (200, 1), (500, 5), (300, 5), (300, 10), (40
 
 
 def federated_rows(quick):
-    """Paper 003 Table 1 ((eps, delta) = (0.15, 1e-4), delta_hat = 1e-3) and tighter bounds."""
+    """Huang et al. (2024) Table 1 ((eps, delta) = (0.15, 1e-4), delta_hat = 1e-3) and tighter bounds."""
     rows = []
     for n_agents, n_sampled in TABLE_1_ROWS:
         for n_rounds in (50, 100, 200, 300, 400, 500):

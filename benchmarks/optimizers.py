@@ -1,4 +1,4 @@
-"""Optimisers: DP-RGD vs DP-RSGD vs DP-RSVRG (paper 000, Figure 3) and DP-RGD's overhead.
+"""Optimisers: DP-RGD vs DP-RSGD vs DP-RSVRG (Utpala et al. (2023), Figure 3) and DP-RGD's overhead.
 
 Two measurements, both in one run:
 

@@ -1,4 +1,4 @@
-"""Tangent-Gaussian sampling: paper 000's Figure 1 and Table 2, plus batch throughput.
+"""Tangent-Gaussian sampling: Utpala et al.'s (2023) Figure 1 and Table 2, plus batch throughput.
 
 Three measurements, all through ``TangentGaussian(space, method=...)`` and all timed in the
 same run (ratios never mix runs):

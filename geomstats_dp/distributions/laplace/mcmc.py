@@ -12,7 +12,7 @@ x (a classical property of the volume density function, see Besse, "Manifolds al
 geodesics are closed", ch. 6; checked numerically on SPD(2) in
 tests/laplace/test_metropolis.py), so q(x -> y) = q(y -> x) and the Hastings ratio is
 pi(y) / pi(x). A rejected proposal repeats the current state (the sampler in the supplement
-of Reimherr et al. redraws instead, which is not a valid kernel; ERRATA.md). The callers in
+of Reimherr et al. redraws instead, which is not a valid kernel). The callers in
 this package pass the space's global injectivity radius as R when ``geometry.py`` knows it;
 elsewhere pass ``max_step`` below the injectivity radius over the support (without it the
 argument holds only where the exponential map is injective, e.g. Hadamard manifolds).

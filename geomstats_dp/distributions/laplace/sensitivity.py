@@ -11,7 +11,7 @@ The proof bounds |Log_m(x) - Log_m(y)| <= 2 r (2 - h) for x, y, m in the ball (s
 Lemma 1), which is also the sensitivity of n times the gradient of the Frechet function
 used by the K-norm gradient mechanism (``frechet_gradient_sensitivity``).
 
-Theorem 1 (with ERRATA.md): the Laplace mechanism is eps-DP with sigma = 2 Delta / eps, and
+Theorem 1, corrected: the Laplace mechanism is eps-DP with sigma = 2 Delta / eps, and
 with sigma = Delta / eps when the normalising constant does not depend on the footpoint
 (homogeneous spaces, untruncated law).
 """
