@@ -1,31 +1,33 @@
-"""Data-independent defaults of the private Frechet mean, from the theory of 004 and 000.
+"""Data-independent defaults of the private Frechet mean, from the theory of Han et al. 2024
+and Utpala et al. 2023 (full citations: docs/references.md).
 
 The per-sample loss is f(x; z) = d(x, z)^2 / 2, geodesically 1-strongly convex on spaces
 of non-positive curvature, with gradients of norm d(x, z) <= C after clipping.
 
-- DP-RGD (004, Theorem 4, Riemannian PL): constant step eta, last iterate. With step eta
-  the bias decays like (1 - eta)^(2T) ~ exp(-2 eta T) while the noise floor of the last
+- DP-RGD (Han et al. 2024, Theorem 4, Riemannian PL): constant step eta, last iterate. With
+  step eta the bias decays like (1 - eta)^(2T) ~ exp(-2 eta T) while the noise floor of the last
   iterate is of order d (2C/n)^2 z^2 with z ~ sqrt(T log(1/delta)) / epsilon, so the bias
   reaches the noise floor after T = log(n^2 epsilon^2 / (d log(1/delta))) / (2 eta)
-  steps: 004's T, with eta = 1/2 (the unit Karcher step does not converge on hyperbolic
-  data of radius 1.5, ERRATA), so T = log(n^2 epsilon^2 / (d log(1/delta))).
-- DP-RSGD (004, Theorem 3, strongly convex): eta_t = 1 / (beta (t + 1)) with beta = 1,
-  the 2/(t+1)-weighted geodesic average, T = n steps (004, Section 6.1: T = n works
+  steps: Han et al. 2024's T, with eta = 1/2 (the unit Karcher step does not converge on
+  hyperbolic data of radius 1.5, docs/papers.md), so T = log(n^2 epsilon^2 / (d log(1/delta))).
+- DP-RSGD (Han et al. 2024, Theorem 3, strongly convex): eta_t = 1 / (beta (t + 1)) with beta = 1,
+  the 2/(t+1)-weighted geodesic average, T = n steps (Han et al. 2024, Section 6.1: T = n works
   better than the theorem's n^2), batches of about sqrt(n).
-- DP-RSVRG (000, Section 6 and Theorem 6): m = n / 10 inner steps, S = log(...) / 3
+- DP-RSVRG (Utpala et al. 2023, Section 6 and Theorem 6): m = n / 10 inner steps, S = log(...) / 3
   epochs (at least 2; Theorem 6's S is logarithmic), a constant step 0.5 / m so that an
   epoch moves about as far as one DP-RGD step, and single-sample gradients
   clipped at C1 = C / 100. The variance-reduced query has sensitivity 4 C1 whatever n
-  (000, Claim 3), so its noise is of the order of C1 at every inner step: 000 tunes
-  C1 in {1, 0.1, 0.01} against C0 in {1, 0.1}. On the EMG covariances (n = 3,898,
-  C = 5, epsilon = 1, S = 3, step 1 / m, one seed) C1 = C / 10 gave a distance of 0.36
-  to the true mean, C / 100 gave 0.19, against 0.10 for DP-RGD; as C1 -> 0 the method
-  tends to DP-RGD with S steps.
+  (Utpala et al. 2023, Claim 3), so its noise is of the order of C1 at every inner step;
+  Utpala et al. 2023 tune C1 in {1, 0.1, 0.01} against C0 in {1, 0.1}. On the EMG
+  covariances (n = 3,898, C = 5, epsilon = 1, S = 3, step 1 / m, one seed) C1 = C / 10
+  gave a distance of 0.36 to the true mean, C / 100 gave 0.19, against 0.10 for DP-RGD;
+  as C1 -> 0 the method tends to DP-RGD with S steps.
 
 Noise-aware steps: with s = C / sqrt(C^2 + d sigma^2), sigma the noise standard deviation
 of a step (s = 1 when the noise is small against the clipped gradients), DP-RGD steps
 0.5 s and DP-RSVRG 0.5 s / m, so that a step's expected displacement stays of the order of
-C (the step of 004, Theorem 2, eta = D / sqrt((L0^2 + d sigma^2) T), with D = L0 = C).
+C (the step of Han et al. 2024, Theorem 2, eta = D / sqrt((L0^2 + d sigma^2) T), with
+D = L0 = C).
 DP-RSGD takes eta_t = 1 / (t + 1/s^2): the 1/t decay of Theorem 3, started at s^2 so that
 the noise accumulated over the whole run, sigma sqrt(d) (sum_t eta_t^2)^(1/2) ~ sigma
 sqrt(d) s, stays below C. Measured (benchmarks/optimizers.md and this session): without
@@ -65,7 +67,7 @@ def default_batch_size(n_samples):
 
 
 def default_inner_steps(n_samples):
-    """m = n / 10 inner steps per DP-RSVRG epoch (000, Section 6)."""
+    """m = n / 10 inner steps per DP-RSVRG epoch (Utpala et al. 2023, Section 6)."""
     return max(1, n_samples // 10)
 
 

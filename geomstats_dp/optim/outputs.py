@@ -2,17 +2,17 @@
 
 With T steps from w_0 to w_T:
 
-- "last": w_T (004 Output 1, 000 Output I);
-- "random": w_k with k uniform on {0, ..., T-1} (004 Output 2, 000 Output II), drawn
-  before the run so only the chosen iterate is kept;
-- "average": the running geodesic average of w_1, ..., w_T (004 Theorem 2):
+- "last": w_T (Han et al. 2024, Output 1; Utpala et al. 2023, Output I);
+- "random": w_k with k uniform on {0, ..., T-1} (Han et al. 2024, Output 2; Utpala et al.
+  2023, Output II), drawn before the run so only the chosen iterate is kept;
+- "average": the running geodesic average of w_1, ..., w_T (Han et al. 2024, Theorem 2):
   a_1 = w_1, a_k = Exp_{a_(k-1)}(1/k Log_{a_(k-1)}(w_k));
-- "weighted_average": the same with coefficient 2/k for k >= 2 (004 Theorem 3), i.e. the
-  Euclidean weights proportional to k - 1.
+- "weighted_average": the same with coefficient 2/k for k >= 2 (Han et al. 2024,
+  Theorem 3), i.e. the Euclidean weights proportional to k - 1.
 
-004 returns the average after w_(T-1); we fold in w_T as well (one more term of the same
-recursion). With restarts, the options apply to the last round only (000 Algorithm 12
-returns Output II of its last round).
+Han et al. 2024 return the average after w_(T-1); we fold in w_T as well (one more term of
+the same recursion). With restarts, the options apply to the last round only (Utpala et al.
+2023, Algorithm 12 returns Output II of its last round).
 """
 
 from abc import ABC, abstractmethod
@@ -80,8 +80,8 @@ class GeodesicAverage(OutputTracker):
     ----------
     metric : RiemannianMetric
     power : {1, 2}
-        c_k = min(1, power / k): 1 gives the uniform average (004 Theorem 2), 2 the
-        weighted one (004 Theorem 3).
+        c_k = min(1, power / k): 1 gives the uniform average (Han et al. 2024, Theorem 2), 2 the
+        weighted one (Han et al. 2024, Theorem 3).
     """
 
     def __init__(self, metric, power):

@@ -34,7 +34,7 @@ class _DecayingStep:
 
 
 class InverseTimeStep(_DecayingStep):
-    """eta_t = scale / (t + offset); scale = 1/beta, offset = 1 is 004's Theorem 3."""
+    """eta_t = scale / (t + offset); scale = 1/beta, offset = 1 is Han et al. 2024's Theorem 3."""
 
     def __call__(self, step):
         """Step size at step ``step``."""

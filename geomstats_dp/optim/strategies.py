@@ -167,7 +167,7 @@ class MiniBatch(Strategy):
     Parameters
     ----------
     batch_size : int
-        b: the batch size ("without_replacement", 004 Algorithm 1) or the expected one
+        b: the batch size ("without_replacement", Han et al. 2024 Algorithm 1) or the expected one
         ("poisson": each sample kept with probability ``sampling_rate``; the divisor
         stays b).
     clip_norm : float
@@ -252,7 +252,7 @@ class MiniBatch(Strategy):
 
 @dataclass(frozen=True)
 class VarianceReduced(Strategy):
-    """DP-RSVRG (000 Algorithm 11) and, with restarts, Algorithm 12.
+    """DP-RSVRG (Utpala et al. 2023, Algorithm 11) and, with restarts, Algorithm 12.
 
     Each epoch starts at a snapshot w~ (the current point) with the noisy full gradient
     g~ = sum_i w_i clip_C0(grad f_i(w~)) + xi_1, xi_1 ~ N_w~(0, sigma_full^2); each of its
@@ -274,14 +274,14 @@ class VarianceReduced(Strategy):
     noise_std_full, noise_std_single : float
         sigma_full and sigma_single (>= 0).
     restarts : int
-        Number of restarts (000 Algorithm 12): the run has restarts + 1 rounds of
+        Number of restarts (Utpala et al. 2023, Algorithm 12): the run has restarts + 1 rounds of
         ``n_iter`` epochs, and each round but the last hands a uniformly random iterate of
         the round (Output II) to the next. 0 is Algorithm 11.
     snapshot_noise : {"epoch", "step"}
         "epoch": xi_1 drawn once per epoch (S releases of the full-gradient query per
-        round). "step": xi_1 redrawn at every inner step, which is 000 Algorithm 11 as
-        printed (its noise eps_t ~ N(0, sigma^2) splits as T(xi_1) + xi_2, Section 5.1),
-        and releases the full-gradient query m * S times per round.
+        round). "step": xi_1 redrawn at every inner step, which is Algorithm 11 of Utpala et
+        al. 2023 as printed (its noise eps_t ~ N(0, sigma^2) splits as T(xi_1) + xi_2,
+        Section 5.1), and releases the full-gradient query m * S times per round.
     """
 
     inner_steps: int
@@ -327,8 +327,8 @@ class VarianceReduced(Strategy):
         return n_iter * self.inner_steps
 
     def queries(self, n_samples, n_iter, sample_weight=None):
-        """Full gradient: 2 C0 max_i w_i (000 Claim 3: 2 C0 / n); variance-reduced single
-        sample: 4 C1 n max_i w_i (Claim 3: 4 C1), sampled at rate 1/n."""
+        """Full gradient: 2 C0 max_i w_i (Utpala et al. 2023, Claim 3: 2 C0 / n);
+        variance-reduced single sample: 4 C1 n max_i w_i (Claim 3: 4 C1), sampled at rate 1/n."""
         max_weight = float(normalize_sample_weight(sample_weight, n_samples).max())
         factor = weight_factor(sample_weight, n_samples)
         steps = self.n_rounds * n_iter * self.inner_steps

@@ -1,4 +1,4 @@
-"""Privacy of PriRFed (federated Riemannian optimisation), paper 003.
+"""Privacy of PriRFed (federated Riemannian optimisation), Huang et al. 2024.
 
 Each round the server samples s of N agents without replacement (rate rho = s / N); each
 sampled agent runs a local training that is (epsilon, delta)-DP with respect to its own

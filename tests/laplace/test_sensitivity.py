@@ -168,7 +168,7 @@ def test_laplace_scale_rule():
 
 
 def converged_frechet_mean(space, points):
-    """Karcher mean with step 0.5 (ERRATA: a unit step fails in H^2 at r = 1.5)."""
+    """Karcher mean with step 0.5 (docs/papers.md: a unit step fails in H^2 at r = 1.5)."""
     estimator = FrechetMean(space)
     estimator.set(init_step_size=0.5, max_iter=2000, epsilon=1e-16)
     mean = estimator.fit(to_backend(points)).estimate_

@@ -203,7 +203,7 @@ def test_random_state_reproducible_and_weights_raise_sensitivity():
 
 @pytest.mark.slow
 def test_excess_risk_falls_with_n():
-    """004 Section 6.1: SPD(2), Wishart W(I/2, 2) samples within distance 1 of I."""
+    """Han et al. 2024 Section 6.1: SPD(2), Wishart W(I/2, 2) samples within distance 1 of I."""
     space = SPDMatrices(2)
     rng = np.random.default_rng(12)
 

@@ -11,7 +11,7 @@ from geomstats_dp.optim import FullBatch, SquaredDistanceLoss, minimize
 
 from .data import MEAN_SPACES, cloud
 
-# step 1 is the Karcher iteration; 0.5 is safe in curved spaces (ERRATA: a unit step
+# step 1 is the Karcher iteration; 0.5 is safe in curved spaces (docs/papers.md: a unit step
 # need not converge in H^2)
 STEP_SIZES = {"spd": 1.0, "sphere": 0.5, "hyperboloid": 0.5}
 

@@ -32,7 +32,7 @@ def test_last_is_the_final_iterate():
 
 
 def test_random_iterate_is_a_starting_point_of_some_step():
-    """004 Output 2: uniform on {w_0, ..., w_(T-1)}; over seeds, several indices occur."""
+    """Han et al. 2024, Output 2: uniform on {w_0, ..., w_(T-1)}; several indices occur."""
     space = MEAN_SPACES["sphere"]()
     chosen = set()
     for seed in range(8):
@@ -58,7 +58,7 @@ def test_geodesic_average_of_a_constant_sequence_is_that_point(name, output):
 
 @pytest.mark.parametrize("output, weights", [("average", 1.0), ("weighted_average", None)])
 def test_geodesic_average_in_euclidean_space_is_the_arithmetic_average(output, weights):
-    """004 Theorems 2-3 in R^2: uniform over w_1..w_T, or weights proportional to k - 1."""
+    """Han et al. 2024, Theorems 2-3 in R^2: uniform over w_1..w_T, or weights prop. to k - 1."""
     space = Euclidean(2)
     result = noisy_run(space, output, seed=3)
     later = to_numpy(result.iterates[1:])

@@ -12,7 +12,7 @@ def test_schedules_follow_their_formulas():
     steps = np.arange(5)
     np.testing.assert_allclose(step_size_values(0.3, 5), np.full(5, 0.3))
     np.testing.assert_allclose(step_size_values(ConstantStep(0.3), 5), np.full(5, 0.3))
-    # 004 Theorem 3: eta_t = 1 / (beta (t + 1)) with beta = 2
+    # Han et al. 2024 Theorem 3: eta_t = 1 / (beta (t + 1)) with beta = 2
     np.testing.assert_allclose(step_size_values(InverseTimeStep(0.5), 5), 0.5 / (steps + 1))
     np.testing.assert_allclose(
         step_size_values(InverseSqrtStep(2.0, offset=4.0), 5), 2.0 / np.sqrt(steps + 4)

@@ -33,7 +33,8 @@ def spd_data():
     [
         (FullBatch(1.0, 0), 7, 7 * N_SAMPLES),
         (MiniBatch(5, 1.0, 0), 7, 7 * 5),
-        # restarts + 1 rounds of n_iter epochs, each n + 2 * inner_steps (000 Algorithm 11)
+        # restarts + 1 rounds of n_iter epochs, each n + 2 * inner_steps (Utpala et al. 2023,
+        # Algorithm 11)
         (VarianceReduced(4, 1.0, 1.0, 0, 0), 3, 3 * (N_SAMPLES + 2 * 4)),
         (VarianceReduced(4, 1.0, 1.0, 0, 0, restarts=2), 3, 3 * 3 * (N_SAMPLES + 2 * 4)),
     ],

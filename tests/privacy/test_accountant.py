@@ -54,7 +54,7 @@ def test_rdp_only_overstates_the_exact_full_batch_epsilon(noise_multiplier, n_st
     event = GaussianEvent(noise_multiplier, n_steps=n_steps)
     exact = compose_epsilon([event], 1e-5)
     rdp = compose_epsilon([event], 1e-5, method="rdp")
-    assert exact < rdp < 1.2 * exact  # ERRATA: RDP overstates by 2-10 %
+    assert exact < rdp < 1.2 * exact  # docs/papers.md: RDP overstates by 2-10 %
 
 
 # Typical DP-SGD regimes (epsilon between 0.2 and 10), where the optimal RDP order is an

@@ -144,7 +144,7 @@ def test_paper_000_optimised_split_beats_half(sigma, releases):
 
 @pytest.mark.slow
 def test_paper_000_values_need_the_full_gradient_counted_every_step():
-    # ERRATA: Section 6.2's 0.47 (optimised) / 0.64 (alpha = 1/2) at sigma = 0.05 are
+    # docs/papers.md: Section 6.2's 0.47 (optimised) / 0.64 (alpha = 1/2) at sigma = 0.05 are
     # approximately reproduced, 0.467 / 0.659, only when the full-gradient query is
     # released at every inner step. Tolerance: 1 % (the RDP order grid).
     half = svrg_epsilon(0.05, alpha=0.5, full_gradient_releases="step", **PAPER_000)

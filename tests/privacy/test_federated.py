@@ -14,7 +14,7 @@ from geomstats_dp.privacy.federated import optimal_composition_delta
 
 pytestmark = pytest.mark.backend_independent
 
-# Table 1 of paper 003: (epsilon, delta) = (0.15, 1e-4), delta_hat = 1e-3; rows (N, s),
+# Table 1 of Huang et al. 2024: (epsilon, delta) = (0.15, 1e-4), delta_hat = 1e-3; rows (N, s),
 # columns T = 50, 100, 200, 300, 400, 500, cells (epsilon', delta') to three digits.
 ROUNDS = (50, 100, 200, 300, 400, 500)
 TABLE_1 = {
