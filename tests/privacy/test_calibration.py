@@ -136,14 +136,14 @@ PAPER_000 = {
 @pytest.mark.slow
 @pytest.mark.parametrize("sigma", [0.1, 0.05])
 @pytest.mark.parametrize("releases", ["epoch", "step"])
-def test_paper_000_optimised_split_beats_half(sigma, releases):
+def test_utpala_2023_optimised_split_beats_half(sigma, releases):
     half = svrg_epsilon(sigma, alpha=0.5, full_gradient_releases=releases, **PAPER_000)
     best = svrg_epsilon(sigma, full_gradient_releases=releases, **PAPER_000)
     assert best.epsilon < half.epsilon
 
 
 @pytest.mark.slow
-def test_paper_000_values_need_the_full_gradient_counted_every_step():
+def test_utpala_2023_values_need_the_full_gradient_counted_every_step():
     # docs/papers.md: Section 6.2's 0.47 (optimised) / 0.64 (alpha = 1/2) at sigma = 0.05 are
     # approximately reproduced, 0.467 / 0.659, only when the full-gradient query is
     # released at every inner step. Tolerance: 1 % (the RDP order grid).
