@@ -7,11 +7,12 @@ call are reported apart. Target: the calibration at most 1 s for DP-RGD (full ba
 DP-RSGD (without replacement and Poisson) and DP-RSVRG, up to 10^5 steps.
 """
 
-import csv
 import json
 import os
 import subprocess
 import sys
+
+from benchmarks.accounting import write_csv
 
 TARGET_S = 1.0
 DELTA = 1e-5
@@ -77,7 +78,4 @@ def run(output_dir, quick=False):
         print(f"  {method} {scheme} T={n_steps} n={n}: calibrate {found['calibrate_s']:.3f} s "
               f"(import {found['import_s']:.2f} s)", flush=True)
     prefix = "cold_calibration_quick" if quick else "cold_calibration"
-    with open(output_dir / f"{prefix}.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(output_dir / f"{prefix}.csv", rows)

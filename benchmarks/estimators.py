@@ -6,13 +6,14 @@ data (built once, outside the timing). Each callable runs ``REPEATS`` times, alt
 with the other, and keeps its fastest run.
 """
 
-import csv
 import time
 from dataclasses import dataclass
 
 import geomstats.backend as gs
 import numpy as np
 from threadpoolctl import threadpool_limits
+
+from benchmarks.accounting import write_csv
 
 REPEATS = 3
 
@@ -103,7 +104,4 @@ def run(output_dir, quick=False):
     with threadpool_limits(limits=1):
         found = rows(quick)
     prefix = "estimators_quick" if quick else "estimators"
-    with open(output_dir / f"{prefix}.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(found[0]))
-        writer.writeheader()
-        writer.writerows(found)
+    write_csv(output_dir / f"{prefix}.csv", found)

@@ -7,7 +7,6 @@ rounds and each keeps its fastest round, so that load from other processes on th
 machine hits both alike. Target: the library within 3x of the minimal code everywhere.
 """
 
-import csv
 import time
 
 import geomstats.backend as gs
@@ -26,6 +25,7 @@ from geomstats.geometry.stiefel import Stiefel
 from scipy.linalg import lapack
 from threadpoolctl import threadpool_limits
 
+from benchmarks.accounting import write_csv
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.distributions.grassmann import range_basis
@@ -197,7 +197,4 @@ def run(output_dir, quick=False):
     prefix = "sampler_overhead_quick" if quick else "sampler_overhead"
     with threadpool_limits(limits=1):
         found = rows(budget_s=0.02 if quick else 0.2)
-    with open(output_dir / f"{prefix}.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(found[0]))
-        writer.writeheader()
-        writer.writerows(found)
+    write_csv(output_dir / f"{prefix}.csv", found)

@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 import geomstats.backend as gs
 import numpy as np
 
-from geomstats_dp._backend import as_numpy, to_backend, to_numpy
+from geomstats_dp._backend import as_numpy, to_backend
 from geomstats_dp._validation import (
     check_finite_array,
     check_on_space,
