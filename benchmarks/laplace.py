@@ -177,8 +177,8 @@ class Setup:
         return to_numpy(self.space.metric.exp(INSIDE * self.radius * directions, self.center))
 
     def unit_directions(self, n_directions, rng):
-        """Unit tangent vectors at the centre: S^2 (centre e_3) or SPD(2) affine-invariant
-        at I, where the metric is tr(UV)."""
+        """Unit tangent vectors at the centre: S^2 (centre e_3) or SPD(2) at I, normalised
+        in the space's metric (tr(UV) affine-invariant, tr(UV) / 4 Bures-Wasserstein)."""
         if isinstance(self.space, Hypersphere):
             angles = rng.uniform(0, math.pi, n_directions)  # the centre is the north pole
             return np.stack([np.cos(angles), np.sin(angles), 0 * angles], axis=1)
@@ -186,7 +186,9 @@ class Setup:
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         off_diagonal = vectors[:, 1] / math.sqrt(2)
         directions = np.stack([vectors[:, 0], off_diagonal, off_diagonal, vectors[:, 2]], 1)
-        return directions.reshape(-1, 2, 2)
+        directions = directions.reshape(-1, 2, 2)
+        norms = to_numpy(self.space.metric.norm(directions, self.center))
+        return directions / norms.reshape(-1, 1, 1)
 
 
 def wishart_in_ball(setup, n_samples, rng):
