@@ -9,11 +9,12 @@ the affine-invariant gradient needs (one logarithm per point). Targets: peak bel
 n = 10^6, time per iteration within 1.2x of the eigendecomposition pass.
 """
 
-import csv
 import json
 import os
 import subprocess
 import sys
+
+from benchmarks.accounting import write_csv
 
 TARGET_BYTES = 2 * 10**9
 TARGET_RATIO = 1.2
@@ -71,7 +72,4 @@ def run(output_dir, quick=False):
         print(f"  n={n}: peak {row['peak_mb']} MB, {per_iter:.3f} s/iteration "
               f"({row['ratio_to_eigh']}x one eigh pass)", flush=True)
     prefix = "memory_quick" if quick else "memory"
-    with open(output_dir / f"{prefix}.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(output_dir / f"{prefix}.csv", rows)
