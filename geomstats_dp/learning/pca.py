@@ -38,6 +38,21 @@ PCA_ITER_FACTOR = 6
 PCA_FITTED = GRADIENT_FITTED + ("components_", "mean_", "data_norm_", "n_features_in_")
 
 
+def start_basis(n_features, n_components):
+    """The fixed, data-independent start: an orthonormal basis drawn once with seed 0.
+
+    Not a coordinate basis: on images, coordinate directions are often constant pixels,
+    where every record's gradient vanishes (a saddle point the run never leaves).
+
+    Returns
+    -------
+    basis : numpy.ndarray, shape=[n_features] (one component) or [n_features, k]
+    """
+    rng = np.random.default_rng(0)
+    basis = np.linalg.qr(rng.standard_normal((n_features, n_components)))[0]
+    return basis[:, 0] if n_components == 1 else basis
+
+
 def scale_rows(X, bound):
     """Scale the rows of X longer than ``bound`` down to it (a per-record map)."""
     norms = np.linalg.norm(X, axis=1, keepdims=True)
@@ -180,11 +195,8 @@ class PrivatePCA(PrivateERM):
 
     @property
     def init_point(self):
-        """A fixed orthonormal basis, data-independent (and not a coordinate basis,
-        whose directions are often exactly zero-variance features: a saddle point)."""
-        p, k = self.n_features_in_, self.n_components
-        basis = np.linalg.qr(np.random.default_rng(0).standard_normal((p, k)))[0]
-        return basis[:, 0] if k == 1 else basis
+        """``start_basis``: data-independent."""
+        return start_basis(self.n_features_in_, self.n_components)
 
     def fit(self, X, y=None):
         """Release private principal components of ``X``.
