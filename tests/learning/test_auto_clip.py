@@ -1,16 +1,15 @@
 """clip_norm="auto": the private quantile mechanism and its accounting in the estimators."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
-from geomstats_dp.distributions import TangentGaussian
-from geomstats_dp.learning import NoiseDominatesWarning, PrivateFrechetMean
+from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.privacy import GaussianEvent, PureEvent, compose_epsilon
 from geomstats_dp.privacy.quantile import DEFAULT_GRID, private_quantile
+from tests.optim.spies import TangentGaussianSpy
 
 
 @pytest.mark.backend_independent
@@ -45,14 +44,7 @@ def _sphere_points(n_samples, seed):
 
 
 def test_auto_clip_is_charged_and_the_noise_follows_it(monkeypatch):
-    sigmas = []
-    original = TangentGaussian.sample
-
-    def spy(sampler, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
-        sigmas.append(sigma)
-        return original(sampler, base_point, n_samples, sigma, random_state, mean)
-
-    monkeypatch.setattr(TangentGaussian, "sample", spy)
+    sigmas = TangentGaussianSpy(monkeypatch).sigmas
     points = _sphere_points(400, seed=3)
     estimator = PrivateFrechetMean(Hypersphere(2), epsilon=2.0, delta=1e-6,
                                    clip_norm="auto", clip_budget_fraction=0.25,

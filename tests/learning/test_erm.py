@@ -11,10 +11,10 @@ from geomstats.geometry.hypersphere import Hypersphere
 from sklearn.base import clone
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning import NoiseDominatesWarning, PrivateERM
 from geomstats_dp.optim import CallableLoss, PairedSamples, PerSampleLoss
 from geomstats_dp.privacy import PrivacyBudget, gdp_epsilon
+from tests.optim.spies import TangentGaussianSpy
 
 AUTODIFF = gs.__name__.rsplit(".", 1)[-1] in ("autograd", "pytorch")
 
@@ -76,16 +76,8 @@ def test_error_shrinks_with_n():
 
 def test_budget_charged_with_the_stated_sensitivity_and_noise_drawn(monkeypatch):
     points = _directions(100, seed=2)
-    sigmas, draws = [], []
-    original = TangentGaussian.sample
-
-    def spy(sampler, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
-        draw = original(sampler, base_point, n_samples, sigma, random_state, mean)
-        sigmas.append(sigma)
-        draws.append(to_numpy(draw))
-        return draw
-
-    monkeypatch.setattr(TangentGaussian, "sample", spy)
+    spy = TangentGaussianSpy(monkeypatch)
+    sigmas, draws = spy.sigmas, spy.draws
     clip = 0.7
     sphere, estimator = _sphere_erm(epsilon=0.8, delta=1e-6, clip_norm=clip, n_iter=200)
     estimator.fit(points)

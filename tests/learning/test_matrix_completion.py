@@ -6,7 +6,6 @@ from scipy.linalg import subspace_angles
 from sklearn.base import clone
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.distributions.grassmann_bases import GrassmannBases
 from geomstats_dp.learning import PrivateMatrixCompletion
 from geomstats_dp.learning.matrix_completion import (
@@ -15,6 +14,7 @@ from geomstats_dp.learning.matrix_completion import (
     rmse,
 )
 from geomstats_dp.privacy import PrivacyBudget
+from tests.optim.spies import TangentGaussianSpy
 
 N_USERS, N_ITEMS, RANK = 300, 40, 3
 
@@ -88,16 +88,8 @@ def test_huge_epsilon_recovers_a_planted_subspace():
 
 
 def test_noise_drawn_is_the_calibrated_noise(monkeypatch):
-    draws, sigmas = [], []
-    original = TangentGaussian.sample
-
-    def spy(sampler, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
-        sigmas.append(sigma)
-        draw = original(sampler, base_point, n_samples, sigma, random_state, mean)
-        draws.append((to_numpy(base_point), to_numpy(draw)))
-        return draw
-
-    monkeypatch.setattr(TangentGaussian, "sample", spy)
+    spy = TangentGaussianSpy(monkeypatch)
+    sigmas = spy.sigmas
     ratings, _, _ = _planted(seed=1)
     est = PrivateMatrixCompletion(RANK, epsilon=1.0, clip_norm=5.0, batch_size=30,
                                   n_iter=50, offset=0.5, random_state=0).fit(ratings)
@@ -107,6 +99,8 @@ def test_noise_drawn_is_the_calibrated_noise(monkeypatch):
     np.testing.assert_allclose(sigmas, est.noise_multiplier_ * 2 * 5.0 / 30, rtol=1e-12)
     # every draw is horizontal at its basis; E|xi|^2 = r (n - r) sigma^2 over the 50 draws
     # (sum of 50 chi^2_111 variables, relative standard deviation sqrt(2 / 5550) = 1.9%)
+    draws = list(zip(spy.base_points, spy.draws))
+    assert len(draws) == 50
     squared = [np.sum(draw**2) for _, draw in draws]
     for point, draw in draws:
         assert np.abs(point.T @ draw).max() < 1e-10

@@ -10,11 +10,11 @@ from geomstats.geometry.stiefel import Stiefel
 from sklearn.base import clone
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning import NoiseDominatesWarning, PrivatePCA
 from geomstats_dp.learning.pca import PCALoss, explained_variance_ratio
 from geomstats_dp.optim import riemannian_gradient
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget
+from tests.optim.spies import TangentGaussianSpy
 
 
 def _spiked(n_samples, n_features=10, seed=0, spike=4.0):
@@ -75,14 +75,7 @@ def test_components_are_orthonormal_and_capture_the_top_subspace():
 
 
 def test_noise_drawn_is_the_calibrated_noise(monkeypatch):
-    sigmas = []
-    original = TangentGaussian.sample
-
-    def spy(sampler, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
-        sigmas.append(sigma)
-        return original(sampler, base_point, n_samples, sigma, random_state, mean)
-
-    monkeypatch.setattr(TangentGaussian, "sample", spy)
+    sigmas = TangentGaussianSpy(monkeypatch).sigmas
     X, _ = _spiked(300, seed=4)
     pca = PrivatePCA(1, epsilon=1.0, data_norm=0.5, random_state=0).fit(X)
     (event,) = pca.events_

@@ -18,6 +18,7 @@ from geomstats_dp.learning.structured_prediction import (
 )
 from geomstats_dp.optim import PairedSamples
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget, gdp_epsilon
+from tests.optim.spies import TangentGaussianSpy
 
 SPACE = Hyperboloid(2)
 CLIP = 3.0  # D: the targets lie within distance ~1.2 of the origin (and of each other)
@@ -106,16 +107,8 @@ def test_refused_beyond_the_budget_before_anything_is_computed(monkeypatch):
 
 def test_noise_drawn_is_the_calibrated_noise(monkeypatch):
     X, Y = _data()
-    sigmas, draws = [], []
-    original = TangentGaussian.sample
-
-    def spy(sampler, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
-        draw = original(sampler, base_point, n_samples, sigma, random_state, mean)
-        sigmas.append(sigma)
-        draws.append(to_numpy(draw))
-        return draw
-
-    monkeypatch.setattr(TangentGaussian, "sample", spy)
+    spy = TangentGaussianSpy(monkeypatch)
+    sigmas, draws = spy.sigmas, spy.draws
     X_new = np.array([[0.3], [0.8]])
     estimator = _estimator(epsilon=20.0, n_iter=50).fit(X, Y)
     weights = estimator.weights(X_new)

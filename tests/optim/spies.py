@@ -81,3 +81,27 @@ class CountingLoss(SquaredDistanceLoss):
     def gradients(self, point, data):
         self.n_gradients += int(data.shape[0])
         return super().gradients(point, data)
+
+
+class TangentGaussianSpy:
+    """Patches ``TangentGaussian.sample`` on the class: records every call's sigma, base
+    point and draw, whatever sampler object the estimator builds.
+
+    Parameters
+    ----------
+    monkeypatch : pytest.MonkeyPatch
+    """
+
+    def __init__(self, monkeypatch):
+        self.sigmas, self.base_points, self.draws = [], [], []
+        original = TangentGaussian.sample
+        spy = self
+
+        def sample(sampler, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
+            draw = original(sampler, base_point, n_samples, sigma, random_state, mean)
+            spy.sigmas.append(sigma)
+            spy.base_points.append(to_numpy(base_point))
+            spy.draws.append(to_numpy(draw))
+            return draw
+
+        monkeypatch.setattr(TangentGaussian, "sample", sample)
