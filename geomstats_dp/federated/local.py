@@ -59,5 +59,6 @@ def local_train(loss, data, strategy, n_steps, step_size, start, seed,
             loss, data, strategy, n_steps, step_size, to_backend(to_numpy(start)),
             output=output, random_state=np.random.default_rng(seed),
             noise_sampler=TangentGaussian(loss.space, noise_method, validate=False),
+            data_checked=True,
         )
     return to_numpy(result.point)

@@ -393,7 +393,7 @@ class PrivateERM(PrivateEstimator):
                 loss, data, release.strategy, n_iter, step_size, init_point,
                 sample_weight=weights, output=output, random_state=rng,
                 noise_sampler=TangentGaussian(self.space, self.noise_method, validate=False),
-                callback=lambda step, point: progress.update(),
+                callback=lambda step, point: progress.update(), data_checked=True,
             )
             progress.close()
         events = early_events + release.events

@@ -32,6 +32,7 @@ def minimize(
     transport=None,
     callback=None,
     keep_iterates=False,
+    data_checked=False,
 ):
     """Minimise sum_i w_i f(x; z_i) on a manifold with noisy clipped Riemannian gradients.
 
@@ -75,6 +76,9 @@ def minimize(
         ``callback(step, point)`` after every step; its return value is ignored.
     keep_iterates : bool
         Record the starting point of every step and the final point.
+    data_checked : bool
+        The caller already ran ``loss.check_data`` on ``data`` (and passes its result):
+        do not validate the values again.
 
     Returns
     -------
@@ -96,7 +100,8 @@ def minimize(
     step_sizes = step_size_values(step_size, strategy.n_rounds * steps_per_round)
     retract = space.metric.exp if retraction is None else retraction
 
-    data = loss.check_data(data)
+    if not data_checked:
+        data = loss.check_data(data)
     n_samples = int(data.shape[0])
     strategy.check_n_samples(n_samples)
     weights = to_backend(normalize_sample_weight(sample_weight, n_samples))
