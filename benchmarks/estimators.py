@@ -67,10 +67,42 @@ def _pca(quick):
     return private, baseline
 
 
+def _erm(quick):
+    from geomstats.geometry.hypersphere import Hypersphere
+
+    from geomstats_dp.learning import PrivateERM
+    from geomstats_dp.optim import CallableLoss, FullBatch, minimize
+
+    sphere = Hypersphere(2)
+    rng = np.random.default_rng(0)
+    raw = np.array([1.0, 0.0, 0.0]) + 0.3 * rng.standard_normal((200 if quick else 2000, 3))
+    records = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+
+    def loss(point, sample):
+        return -gs.sum(point * sample)
+
+    def gradient(point, sample):
+        return -sample
+
+    n_iter = 10
+
+    def private():
+        PrivateERM(sphere, loss, epsilon=1.0, delta=1e-5, clip_norm=1.0, n_iter=n_iter,
+                   gradient=gradient, gradient_kind="euclidean", random_state=0).fit(records)
+
+    def baseline():
+        minimize(CallableLoss(sphere, loss, gradient, "euclidean"), records,
+                 FullBatch(1.0, 0.0), n_iter, 0.5, random_state=0)
+
+    return private, baseline
+
+
 ENTRIES = [
     Entry("PrivateFrechetMean (rgd)", "geomstats FrechetMean", "SPD(8), 2000 points",
           _frechet_mean),
     Entry("PrivatePCA (k=1)", "numpy eigh of the covariance", "5000 x 50 rows", _pca),
+    Entry("PrivateERM (callable loss, rgd)", "the same 10 steps without noise (minimize)",
+          "S^2, 2000 records, closed-form gradient", _erm),
 ]
 
 
