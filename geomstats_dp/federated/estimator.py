@@ -1,5 +1,8 @@
 """PriRFed: private federated Riemannian optimisation (Huang et al. 2024, Algorithm 1)."""
 
+import functools
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -7,7 +10,7 @@ import numpy as np
 from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
 from geomstats_dp._validation import check_positive_finite, check_positive_int, check_probability
 from geomstats_dp.federated.aggregation import AGGREGATIONS, aggregate
-from geomstats_dp.federated.local import agent_seed, local_train, server_seed
+from geomstats_dp.federated.local import agent_seed, inject_fault, local_train, server_seed
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array
@@ -15,7 +18,11 @@ from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.learning.erm import _infer_clip_norm
 from geomstats_dp.optim import CallableLoss, PerSampleLoss, SquaredDistanceLoss, canonical_point
 from geomstats_dp.privacy import ApproxDPEvent, PrivacyLeakWarning
-from geomstats_dp.privacy.federated import FEDERATED_ACCOUNTANTS, local_target
+from geomstats_dp.privacy.federated import (
+    AMPLIFYING_ACCOUNTANTS,
+    FEDERATED_ACCOUNTANTS,
+    local_target,
+)
 
 LOCAL_METHODS = ("rsgd", "rsvrg", "rgd")
 OUTPUTS = ("last", "random")
@@ -39,13 +46,22 @@ class PriRFed(PrivateEstimator):
     per-sample Riemannian gradients to ``clip_norm`` C (a public bound on their norms in
     the metric) and adds tangent Gaussian noise; its sensitivity is stated in
     ``PrivateERM``. The user gives the total (epsilon, delta) of the whole run; the local
-    guarantee is calibrated so that the accountant meets it: "parallel_optimal" (default;
-    records are disjoint across agents, amplification by agent sampling at rate s/N,
-    optimal composition over T rounds, ``privacy.prirfed_epsilon``) or "theorem_4_2" (the
-    paper's). Every sampled agent is counted, also one that fails or never answers (a lost
-    reply may have been seen). The whole run is charged to the budget as one
-    ``ApproxDPEvent`` with the accountant's total (composed soundly with other releases by
-    basic or advanced composition). The aggregation and ``history_`` are post-processing.
+    guarantee is calibrated so that the accountant meets it:
+
+    - "public_sampling" (default, ``privacy.prirfed_public_sampling``): records are
+      disjoint across agents, and a record is seen in the Binomial(T, s/N) rounds where
+      its agent is sampled, which are public. Sound whoever learns the sampled agents:
+      the server, and a reader of ``history_``.
+    - "parallel_optimal" (``privacy.prirfed_epsilon``) and "theorem_4_2" (the paper's)
+      also amplify by agent sampling, which only holds against an observer who does not
+      learn which agents were sampled. They do not protect against the server. With them
+      ``history_`` does not record the sampled or failed agents.
+
+    Every sampled agent is counted, also one that fails or never answers (a lost reply
+    may have been seen). The T round releases are charged to the budget together as one
+    ``ApproxDPEvent`` with the accountant's total (composed with other releases by basic
+    or advanced composition). The aggregation and ``history_`` are post-processing.
+    Whether an agent fails must not depend on its records (it is recorded).
 
     Parameters
     ----------
@@ -69,9 +85,13 @@ class PriRFed(PrivateEstimator):
         Local step size; default noise-aware (``learning._defaults``).
     output : {"last", "random"}
     aggregation : {"tangent_mean", "karcher_mean"}
-    accountant : {"parallel_optimal", "theorem_4_2"}
+    accountant : {"public_sampling", "parallel_optimal", "theorem_4_2"}
     engine : {"local", "flower"}
         In-process, or Flower's simulation engine (extra ``flower``).
+    round_timeout : float or None
+        Seconds the server waits for a round's replies; a reply later than that counts as
+        failed (its agent is still charged). None waits for every reply (the local engine
+        then trains the agents in turn; with a timeout, in threads).
     init_point : array-like, optional
         Data-independent start; default a canonical point.
     budget : PrivacyBudget, optional
@@ -91,8 +111,9 @@ class PriRFed(PrivateEstimator):
     noise_multipliers_ : list of dict
         Per agent, the local noise multipliers (noise std / sensitivity) of its plan.
     history_ : list of dict
-        Per round: "sampled" (agent indices), "failed" (those that raised or did not
-        answer), "point" (the aggregate, released anyway).
+        Per round: "point" (the aggregate, released anyway) and, with the
+        "public_sampling" accountant, "sampled" (agent indices) and "failed" (those that
+        raised or did not answer in time).
     """
 
     _FITTED = ("estimate_", "budget_", "events_", "guarantee_", "local_epsilon_",
@@ -101,8 +122,8 @@ class PriRFed(PrivateEstimator):
     def __init__(self, space, loss=None, epsilon=1.0, delta=1e-5, n_rounds=20, n_sampled=1,
                  local_steps=10, local_method="rsgd", clip_norm=None, batch_size=None,
                  step_size=None, output="last", aggregation="tangent_mean",
-                 accountant="parallel_optimal", engine="local", init_point=None,
-                 budget=None, random_state=None, verbose=False):
+                 accountant="public_sampling", engine="local", round_timeout=None,
+                 init_point=None, budget=None, random_state=None, verbose=False):
         self.space = space
         self.loss = loss
         self.epsilon = epsilon
@@ -118,6 +139,7 @@ class PriRFed(PrivateEstimator):
         self.aggregation = aggregation
         self.accountant = accountant
         self.engine = engine
+        self.round_timeout = round_timeout
         self.init_point = init_point
         self.budget = budget
         self.random_state = random_state
@@ -140,6 +162,8 @@ class PriRFed(PrivateEstimator):
             check_positive_int(self.batch_size, "batch_size")
         if self.clip_norm is not None:
             check_positive_finite(self.clip_norm, "clip_norm")
+        if self.round_timeout is not None:
+            check_positive_finite(self.round_timeout, "round_timeout")
         if self.n_sampled > n_agents:
             raise ValueError(
                 f"n_sampled must be <= the number of agents {n_agents}, got {self.n_sampled}"
@@ -212,13 +236,9 @@ class PriRFed(PrivateEstimator):
         """
         budget = self._start_fit(self.epsilon, self.delta)
         arrays = self._check_agents(self._split(datasets, groups))
-        n_agents = len(arrays)
-        self._check_params(n_agents)
+        self._check_params(len(arrays))
         sizes = [len(data) for data in arrays]
-        local_epsilon, local_delta, guarantee = self._local_target(sizes)
-        event = ApproxDPEvent(guarantee.epsilon, guarantee.delta,
-                              label=f"PriRFed ({self.accountant}, {self.local_method})")
-        budget.check(event)
+        event, (local_epsilon, local_delta, guarantee) = self._event(sizes, budget)
         loss = self._make_loss()
         checked = []
         for index, data in enumerate(arrays):  # values, after the budget check
@@ -252,8 +272,69 @@ class PriRFed(PrivateEstimator):
         self.local_epsilon_ = local_epsilon
         self.local_delta_ = local_delta
         self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in run.plans]
-        self.history_ = history
+        self.history_ = _public_history(history, self.accountant)
         self.clip_norm_ = clip_norm
+        return self
+
+    def _event(self, sizes, budget):
+        """The run's event (checked against ``budget``) and its local target."""
+        target = self._local_target(sizes)
+        guarantee = target[2]
+        event = ApproxDPEvent(guarantee.epsilon, guarantee.delta,
+                              label=f"PriRFed ({self.accountant}, {self.local_method})")
+        budget.check(event)
+        return event, target
+
+    def deployment_config(self, sizes, out, estimator=None):
+        """Charge the budget for a run on Flower's deployment runtime; its run config.
+
+        The run (``geomstats_dp.federated.flower_deploy``) is the one ``fit`` would run on
+        agents of these sizes; its release is read back with ``load_release``. The whole
+        run is charged now, before anything runs (a run that then fails stays charged).
+
+        Parameters
+        ----------
+        sizes : list of int
+            The agents' public sizes, agent i on the SuperNode with ``partition-id=i``.
+        out : str
+            Where the ServerApp writes the release (.npy).
+        estimator : str, optional
+            "module:function", an importable zero-argument function that returns this
+            estimator (same parameters) on every machine. Without it, only a squared
+            distance loss on a ``Hypersphere`` can be described by the configuration.
+
+        Returns
+        -------
+        config : dict
+            For ``[tool.flwr.app.config]`` or ``flwr run --run-config``.
+        """
+        budget = self._start_fit(self.epsilon, self.delta)
+        sizes = [check_positive_int(size, f"sizes[{i}]") for i, size in enumerate(sizes)]
+        self._check_params(len(sizes))
+        seed = (int(self.random_state) if self.random_state is not None
+                else int(np.random.SeedSequence().generate_state(1, np.uint32)[0]))
+        if self.clip_norm is None:
+            raise ValueError("clip_norm must be given for a deployment (no data to infer it)")
+        if estimator is None:
+            config = _flat_config(self)
+        elif isinstance(estimator, str) and ":" in estimator:
+            config = {"estimator": estimator}
+        else:
+            raise ValueError(f"estimator must be 'module:function', got {estimator!r}")
+        event, (local_epsilon, local_delta, guarantee) = self._event(sizes, budget)
+        budget.spend(event)
+        self.budget_, self.events_, self.guarantee_ = budget, (event,), guarantee
+        self.local_epsilon_, self.local_delta_ = local_epsilon, local_delta
+        self.clip_norm_ = self.clip_norm
+        sizes_text = ",".join(str(size) for size in sizes)
+        return dict(config, sizes=sizes_text, seed=seed, out=str(out),
+                    **{"output": self.output, "round-timeout": float(self.round_timeout or 0)})
+
+    def load_release(self, path):
+        """Read a deployed run's release (after ``deployment_config``); returns self."""
+        if "events_" not in self.__dict__:
+            raise RuntimeError("call deployment_config first: it charges the budget")
+        self.estimate_ = to_backend(np.load(path))
         return self
 
     def _local_target(self, sizes):
@@ -324,6 +405,7 @@ class RunSpec:
         self.n_sampled = estimator.n_sampled
         self.local_steps = estimator.local_steps
         self.aggregation = estimator.aggregation
+        self.round_timeout = estimator.round_timeout
         self.verbose = estimator.verbose
 
     def sample_agents(self):
@@ -352,24 +434,59 @@ class RunSpec:
 
 
 def run_local(run, fail=None):
-    """The in-process engine: rounds in sequence, agents in turn.
+    """The in-process engine: rounds in sequence; agents in turn, or in threads when
+    ``run.round_timeout`` is set (replies later than it count as failed).
 
-    ``fail``, for tests, is a set of (round, agent) whose training raises.
+    ``fail``, for tests, maps (round, agent) to a fault (``federated.local.inject_fault``).
     """
     history, point = [], run.start
     for round_index, sampled in enumerate(run.sample_agents()):
-        agents, replies, failed = [], [], []
-        for agent in sampled:
-            try:
-                if fail is not None and (round_index, agent) in fail:
-                    raise RuntimeError("injected failure")
-                replies.append(run.train(round_index, agent, point))
-                agents.append(agent)
-            except Exception:  # noqa: BLE001 - a failing agent must not stop the server
-                failed.append(agent)
-        point = run.aggregate(point, agents, replies)
+        jobs = {agent: functools.partial(_train_or_fail, run, round_index, agent, point,
+                                         (fail or {}).get((round_index, agent)))
+                for agent in sampled}
+        if run.round_timeout is None:
+            outcomes = {agent: _outcome(job) for agent, job in jobs.items()}
+        else:
+            outcomes = _in_threads(jobs, run.round_timeout)
+        agents = [agent for agent in sampled if outcomes.get(agent) is not None]
+        point = run.aggregate(point, agents, [outcomes[agent] for agent in agents])
+        failed = [agent for agent in sampled if agent not in agents]
         history.append({"sampled": sampled, "failed": failed, "point": point})
     return history
+
+
+def _train_or_fail(run, round_index, agent, point, fault):
+    inject_fault(fault)
+    return run.train(round_index, agent, point)
+
+
+def _outcome(job):
+    """The job's reply, or None when it raised (a failing agent must not stop the server)."""
+    try:
+        return job()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _in_threads(jobs, timeout):
+    """Run the jobs in daemon threads; the replies that arrive within ``timeout`` s."""
+    outcomes, threads = {}, []
+    for agent, job in jobs.items():
+        thread = threading.Thread(target=lambda a=agent, j=job: outcomes.update({a: _outcome(j)}),
+                                  daemon=True)
+        thread.start()
+        threads.append(thread)
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(deadline - time.monotonic(), 0.0))
+    return dict(outcomes)  # a snapshot: late replies are ignored
+
+
+def _public_history(history, accountant):
+    """``history_``: who was sampled is withheld when the accountant assumes it secret."""
+    if accountant not in AMPLIFYING_ACCOUNTANTS:
+        return history
+    return [{"point": record["point"]} for record in history]
 
 
 def _release(history, output, start, entropy):
@@ -378,6 +495,26 @@ def _release(history, output, start, entropy):
         return history[-1]["point"]
     rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(2,)))
     return history[int(rng.integers(len(history)))]["point"]
+
+
+def _flat_config(estimator):
+    """The run configuration of a squared-distance PriRFed on a sphere."""
+    from geomstats.geometry.hypersphere import Hypersphere
+
+    if (not isinstance(estimator.space, Hypersphere) or estimator.loss is not None
+            or estimator.init_point is not None):
+        raise ValueError("without estimator='module:function', a deployment describes only "
+                         "a Hypersphere with the squared distance loss (loss=None) from the "
+                         "default start (init_point=None)")
+    step_size = estimator.step_size
+    if step_size is not None and not isinstance(step_size, (int, float)):
+        raise ValueError("a callable step_size needs estimator='module:function'")
+    return {"dim": int(estimator.space.dim), "epsilon": float(estimator.epsilon),
+            "delta": float(estimator.delta), "n-rounds": estimator.n_rounds,
+            "n-sampled": estimator.n_sampled, "local-steps": estimator.local_steps,
+            "local-method": estimator.local_method, "clip-norm": float(estimator.clip_norm),
+            "batch-size": int(estimator.batch_size or 0), "step-size": float(step_size or 0),
+            "aggregation": estimator.aggregation, "accountant": estimator.accountant}
 
 
 def _entropy(random_state):

@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+from geomstats_dp.federated.local import inject_fault
+
 ARRAYS, CONFIG = "arrays", "config"
 NODE_WAIT_S = 120.0
 
@@ -90,8 +92,8 @@ def make_client_app(run, fail=None):
     """The ClientApp: agent = the node's ``partition-id``; trains with ``local_train``.
 
     ``run`` is a RunSpec, or a callable ``run(context) -> RunSpec`` (deployment: built from
-    the run and node configuration). ``fail`` (tests) is a set of (round, agent) whose
-    handler raises.
+    the run and node configuration). ``fail`` (tests) maps (round, agent) to a fault
+    (``federated.local.inject_fault``: raise, or answer late).
     """
     get_run = run if callable(run) else (lambda context: run)
     app, ClientApp, _ = _flwr()
@@ -107,8 +109,7 @@ def make_client_app(run, fail=None):
     def train(msg, context):
         agent = int(context.node_config["partition-id"])
         round_index = int(msg.content[CONFIG]["round"])
-        if fail is not None and (round_index, agent) in fail:
-            raise RuntimeError("injected failure")
+        inject_fault((fail or {}).get((round_index, agent)))
         start = msg.content[ARRAYS].to_numpy_ndarrays()[0]
         reply = get_run(context).train(round_index, agent, start)
         content = app.RecordDict({
@@ -120,11 +121,13 @@ def make_client_app(run, fail=None):
     return client
 
 
-def make_server_app(run, history, timeout=None, on_end=None):
+def make_server_app(run, history, on_end=None):
     """The ServerApp: identify the agents' nodes, then T rounds; appends to ``history``.
 
-    ``run`` is a RunSpec or a callable ``run(context) -> RunSpec``; ``on_end(run, history,
-    context)`` is called once the rounds are done (deployment: write the release).
+    ``run`` is a RunSpec or a callable ``run(context) -> RunSpec``; each round waits at
+    most ``run.round_timeout`` seconds for its replies (later ones count as failed);
+    ``on_end(run, history, context)`` is called once the rounds are done (deployment:
+    write the release).
     """
     app, _, ServerApp = _flwr()
     server = ServerApp()
@@ -139,7 +142,7 @@ def make_server_app(run, history, timeout=None, on_end=None):
                                message_type=app.MessageType.QUERY, dst_node_id=node)
                    for node in node_ids]
         node_of_agent, errors = {}, []
-        for reply in grid.send_and_receive(queries, timeout=timeout):
+        for reply in grid.send_and_receive(queries, timeout=NODE_WAIT_S):
             if reply.has_error():
                 errors.append(reply.error.reason)
             else:
@@ -153,7 +156,7 @@ def make_server_app(run, history, timeout=None, on_end=None):
         for server_round in range(run.n_rounds):
             arrays = app.ArrayRecord([np.asarray(point)])
             messages = strategy.configure_train(server_round, arrays, app.ConfigRecord(), grid)
-            replies = grid.send_and_receive(messages, timeout=timeout)
+            replies = grid.send_and_receive(messages, timeout=run.round_timeout)
             point, failed = strategy.aggregate_train(server_round, replies, point)
             records.append({"sampled": strategy.sampled[server_round], "failed": failed,
                             "point": point})
@@ -163,18 +166,18 @@ def make_server_app(run, history, timeout=None, on_end=None):
     return server
 
 
-def run_flower(run, fail=None, timeout=None):
-    """Run PriRFed in Flower's simulation engine (Ray); returns the history."""
+def run_flower(run, fail=None):
+    """Run PriRFed in Flower's simulation engine (Ray, two workers); returns the history."""
     _flwr()
     from flwr.simulation import run_simulation
 
     history = []
     run_simulation(
-        server_app=make_server_app(run, history, timeout),
+        server_app=make_server_app(run, history),
         client_app=make_client_app(run, fail),
         num_supernodes=len(run.sizes),
         backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-                        "init_args": {"num_cpus": 1, "include_dashboard": False}},
+                        "init_args": {"num_cpus": 2, "include_dashboard": False}},
     )
     if len(history) != run.n_rounds:
         raise RuntimeError(

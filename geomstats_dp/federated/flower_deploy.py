@@ -1,20 +1,21 @@
 """PriRFed on Flower's deployment runtime (SuperLink + SuperNodes + ``flwr run``).
 
 A Flower app project names ``geomstats_dp.federated.flower_deploy:server`` and
-``:client`` (through a one-line module of its own) as its components. Everything public
-comes from the run configuration (``[tool.flwr.app.config]`` or ``flwr run
---run-config``): ``dim`` (the sphere S^dim; the squared-distance loss, a federated
-Frechet mean), ``sizes`` (the agents' public sizes, "n_0,n_1,..."), ``epsilon``,
-``delta``, ``n-rounds``, ``n-sampled``, ``local-steps``, ``local-method``, ``clip-norm``,
-``seed`` and ``out`` (where the server writes the release, a .npy file). Each SuperNode
-is started with ``--node-config "partition-id=i data-path=/path/to/agent_i.npy"``: its
-records never leave its machine. The budget is the user's: charge it with
-``PriRFed(...)._local_target(sizes)`` before ``flwr run`` (the tests do).
+``:client`` (through a one-line module of its own) as its components. Its run
+configuration (``[tool.flwr.app.config]`` or ``flwr run --run-config``) is the dict
+returned by ``PriRFed.deployment_config(sizes, out, estimator=...)``, which charges the
+user's budget first: either ``estimator = "module:function"`` (an importable function
+returning the PriRFed on every machine: any space and loss), or the flat parameters of a
+squared-distance PriRFed on the sphere S^dim. Each SuperNode is started with
+``--node-config "partition-id=i data-path=/path/to/agent_i.npy"``: its records never
+leave its machine. The ServerApp writes the release to ``out``; ``PriRFed.load_release``
+reads it.
 
 Importing this module imports flwr (extra ``flower``).
 """
 
 import functools
+import importlib
 
 import numpy as np
 from geomstats.geometry.hypersphere import Hypersphere
@@ -25,14 +26,23 @@ from geomstats_dp.federated.flower_app import make_client_app, make_server_app
 
 
 def estimator_from_config(config):
-    """The PriRFed whose public parameters the run configuration gives."""
-    return PriRFed(
-        Hypersphere(int(config["dim"])), epsilon=float(config["epsilon"]),
-        delta=float(config["delta"]), n_rounds=int(config["n-rounds"]),
-        n_sampled=int(config["n-sampled"]), local_steps=int(config["local-steps"]),
-        local_method=str(config["local-method"]), clip_norm=float(config["clip-norm"]),
-        random_state=int(config["seed"]),
-    )
+    """The PriRFed the run configuration describes (its seed, output and timeout set)."""
+    if "estimator" in config:
+        module, name = str(config["estimator"]).split(":")
+        estimator = getattr(importlib.import_module(module), name)()
+    else:
+        estimator = PriRFed(
+            Hypersphere(int(config["dim"])), epsilon=float(config["epsilon"]),
+            delta=float(config["delta"]), n_rounds=int(config["n-rounds"]),
+            n_sampled=int(config["n-sampled"]), local_steps=int(config["local-steps"]),
+            local_method=str(config["local-method"]), clip_norm=float(config["clip-norm"]),
+            batch_size=int(config["batch-size"]) or None,
+            step_size=float(config["step-size"]) or None,
+            aggregation=str(config["aggregation"]), accountant=str(config["accountant"]),
+        )
+    return estimator.set_params(random_state=int(config["seed"]),
+                                output=str(config["output"]),
+                                round_timeout=float(config["round-timeout"]) or None)
 
 
 def sizes_from_config(config):
@@ -60,9 +70,9 @@ def _get_server_run(context):
 
 
 def _write_release(run, history, context):
-    point = _release(history, "last", run.start, run.entropy)
+    point = _release(history, str(context.run_config["output"]), run.start, run.entropy)
     np.save(str(context.run_config["out"]), np.asarray(point))
 
 
 client = make_client_app(_get_client_run)
-server = make_server_app(_get_server_run, [], timeout=120.0, on_end=_write_release)
+server = make_server_app(_get_server_run, [], on_end=_write_release)

@@ -6,6 +6,9 @@ point, with a numpy Generator derived from the run's root seed by (round, agent)
 the reply does not depend on where the agent executes.
 """
 
+import math
+import threading
+
 import numpy as np
 
 from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
@@ -24,6 +27,15 @@ def agent_seed(entropy, round_index, agent_index):
 def server_seed(entropy):
     """The SeedSequence of the server (agent sampling, random output)."""
     return np.random.SeedSequence(entropy, spawn_key=(SERVER_KEY,))
+
+
+def inject_fault(fault):
+    """Tests' fault injection: None (none), "raise", or a delay in seconds before the
+    agent answers (``math.inf``: it never answers)."""
+    if fault == "raise":
+        raise RuntimeError("injected failure")
+    if fault is not None:
+        threading.Event().wait(None if math.isinf(fault) else fault)
 
 
 def local_train(loss, data, strategy, n_steps, step_size, start, seed,

@@ -29,6 +29,7 @@ from geomstats_dp.privacy.federated import (
     FederatedGuarantee,
     optimal_composition_epsilon,
     prirfed_epsilon,
+    prirfed_public_sampling,
     prirfed_theorem_4_2,
 )
 from geomstats_dp.privacy.gaussian_dp import gdp_delta, gdp_epsilon, gdp_mu
@@ -68,6 +69,7 @@ __all__ = [
     "optimal_composition_epsilon",
     "pld_epsilon",
     "prirfed_epsilon",
+    "prirfed_public_sampling",
     "prirfed_theorem_4_2",
     "resolve_budget",
     "set_default_budget",

@@ -11,17 +11,25 @@ records (record-level, replace-one adjacency); the server aggregates by a tangen
   eps' = min(T eps_r, sqrt(2 T ln(1/delta_hat)) eps_r + T eps_r (e^{eps_r} - 1)),
   delta' = delta_hat + T delta_r (the printed sqrt(... eps_r) has eps_r outside the root,
   as the paper's Table 1 shows).
-- ``prirfed_epsilon`` (what the library reports): agents hold disjoint records, so one
-  record reaches at most one agent per round (parallel composition): eps_r = log(1 + rho
-  (e^eps - 1)), delta_r = rho delta (amplification by sampling without replacement,
-  Balle, Barthe & Gaboardi 2018); the T rounds are then composed optimally
-  (Kairouz, Oh & Viswanath 2015, Thm. 3.3, exact for T uses of an (eps_r, delta_r)-DP
-  mechanism), at the same total delta' as Theorem 4.2 unless told otherwise.
+- ``prirfed_epsilon``: agents hold disjoint records, so one record reaches at most one
+  agent per round (parallel composition): eps_r = log(1 + rho (e^eps - 1)), delta_r = rho
+  delta (amplification by sampling without replacement, Balle, Barthe & Gaboardi 2018);
+  the T rounds are then composed optimally (Kairouz, Oh & Viswanath 2015, Thm. 3.3, exact
+  for T uses of an (eps_r, delta_r)-DP mechanism), at the same total delta' as Theorem 4.2
+  unless told otherwise.
+- ``prirfed_public_sampling`` (the estimator's default): the same parallel composition,
+  without amplification in epsilon. Amplification by sampling (the two rules above)
+  holds only against an observer who does not learn which agents were sampled; the server
+  knows it and the rounds' sampled agents are published in ``PriRFed.history_``. Given
+  the sampling, one record is seen in exactly the k rounds where its agent is sampled,
+  k ~ Binomial(T, rho) independently of the data, so delta'(eps') = sum_k P(k) delta_k(eps')
+  with delta_k the optimal composition of k local runs. This holds against the server too.
 """
 
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import optimize, stats
 
 from geomstats_dp._validation import (
@@ -42,7 +50,7 @@ class FederatedGuarantee:
     round_epsilon, round_delta : float
         The guarantee of one round after agent sampling.
     method : str
-        "theorem_4_2" or "parallel_optimal".
+        "public_sampling", "parallel_optimal" or "theorem_4_2".
     """
 
     epsilon: float
@@ -159,26 +167,25 @@ def optimal_composition_delta(epsilon, delta, n_compositions, total_epsilon):
     ----------
     epsilon, delta : float
         Guarantee of each mechanism.
-    n_compositions : int
-        k.
+    n_compositions : int or array-like of int
+        k (0 gives 0).
     total_epsilon : float
         Non-negative.
 
     Returns
     -------
-    delta : float
+    delta : float, or numpy.ndarray with the shape of ``n_compositions``
     """
-    k = n_compositions
-    largest = math.ceil((k - total_epsilon / epsilon) / 2) - 1
-    if largest < 0:
-        hockey_stick = 0.0
-    else:
-        flip = 1.0 / (1.0 + math.exp(epsilon))
-        hockey_stick = stats.binom.cdf(largest, k, flip) - math.exp(
-            total_epsilon
-        ) * stats.binom.cdf(largest, k, 1.0 - flip)
-        hockey_stick = max(float(hockey_stick), 0.0)
-    return max(-math.expm1(k * math.log1p(-delta) + math.log1p(-hockey_stick)), 0.0)
+    k = np.asarray(n_compositions)
+    largest = np.ceil((k - total_epsilon / epsilon) / 2) - 1
+    flip = 1.0 / (1.0 + math.exp(epsilon))
+    hockey_stick = stats.binom.cdf(largest, k, flip) - math.exp(total_epsilon) * (
+        stats.binom.cdf(largest, k, 1.0 - flip)
+    )
+    hockey_stick = np.where(largest < 0, 0.0, np.clip(hockey_stick, 0.0, 1.0))
+    with np.errstate(divide="ignore"):  # hockey_stick = 1: log1p(-1) = -inf, delta' = 1
+        result = np.maximum(-np.expm1(k * math.log1p(-delta) + np.log1p(-hockey_stick)), 0.0)
+    return float(result) if result.ndim == 0 else result
 
 
 def optimal_composition_epsilon(epsilon, delta, n_compositions, target_delta):
@@ -201,23 +208,76 @@ def optimal_composition_epsilon(epsilon, delta, n_compositions, target_delta):
     epsilon : float
         Infinite when ``target_delta < 1 - (1 - delta)^k`` (no epsilon suffices).
     """
-    k = n_compositions
+    return _smallest_epsilon(
+        lambda total: optimal_composition_delta(epsilon, delta, n_compositions, total),
+        n_compositions * epsilon, target_delta,
+    )
+
+
+def _smallest_epsilon(delta_of, largest, target_delta):
+    """Smallest epsilon in [0, largest] with ``delta_of(epsilon) <= target_delta``
+    (``delta_of`` non-increasing; inf when even ``largest`` is not enough)."""
 
     def excess(total_epsilon):
-        return optimal_composition_delta(epsilon, delta, k, total_epsilon) - target_delta
+        return delta_of(total_epsilon) - target_delta
 
-    if excess(k * epsilon) > 0:
+    if excess(largest) > 0:
         return math.inf
     if excess(0.0) <= 0:
         return 0.0
-    root = optimize.brentq(excess, 0.0, k * epsilon, xtol=1e-12 * k * epsilon)
-    return root if excess(root) <= 0 else root + 1e-12 * k * epsilon
+    root = optimize.brentq(excess, 0.0, largest, xtol=1e-12 * largest)
+    return root if excess(root) <= 0 else root + 1e-12 * largest
 
 
-FEDERATED_ACCOUNTANTS = ("parallel_optimal", "theorem_4_2")
+def prirfed_public_sampling(epsilon, delta, n_agents, n_sampled, n_rounds, target_delta):
+    """(epsilon', delta') of PriRFed when the sampled agents are public (library default).
+
+    One record is seen only by its agent's local training, in the k ~ Binomial(T, s/N)
+    rounds where that agent is sampled; k is public and independent of the data, so the
+    hockey-stick divergence of the run is the average over k of that of k composed local
+    runs: delta'(eps') = sum_k P(k) optimal_composition_delta(eps, delta, k, eps').
+    No amplification in epsilon is claimed, so the bound holds whoever learns the sampled
+    agents (the server, a reader of ``PriRFed.history_``).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Guarantee of one agent's local training (record level, replace-one).
+    n_agents, n_sampled, n_rounds : int
+        N, s and T.
+    target_delta : float
+        The total delta', in (0, 1).
+
+    Returns
+    -------
+    guarantee : FederatedGuarantee
+        ``method="public_sampling"``; round_epsilon, round_delta = (eps, rho delta).
+    """
+    epsilon, delta, rate, n_sampled, n_rounds = _check_setting(
+        epsilon, delta, n_agents, n_sampled, n_rounds
+    )
+    target_delta = check_probability(target_delta, "target_delta")
+    participations = np.arange(n_rounds + 1)
+    weights = stats.binom.pmf(participations, n_rounds, rate)
+
+    def delta_of(total_epsilon):
+        deltas = optimal_composition_delta(epsilon, delta, participations, total_epsilon)
+        return float(np.dot(weights, deltas))
+
+    return FederatedGuarantee(
+        epsilon=_smallest_epsilon(delta_of, n_rounds * epsilon, target_delta),
+        delta=target_delta,
+        round_epsilon=epsilon,
+        round_delta=rate * delta,
+        method="public_sampling",
+    )
 
 
-def local_target(epsilon, delta, n_agents, n_sampled, n_rounds, accountant="parallel_optimal"):
+FEDERATED_ACCOUNTANTS = ("public_sampling", "parallel_optimal", "theorem_4_2")
+AMPLIFYING_ACCOUNTANTS = ("parallel_optimal", "theorem_4_2")
+
+
+def local_target(epsilon, delta, n_agents, n_sampled, n_rounds, accountant="public_sampling"):
     """The local (epsilon, delta) each agent's training must meet for a total (epsilon, delta).
 
     The user states the guarantee of the whole run; this inverts the accountant (Brent's
@@ -231,8 +291,10 @@ def local_target(epsilon, delta, n_agents, n_sampled, n_rounds, accountant="para
         Target of the whole run.
     n_agents, n_sampled, n_rounds : int
         N, s and T.
-    accountant : {"parallel_optimal", "theorem_4_2"}
-        ``prirfed_epsilon`` (tighter, default) or ``prirfed_theorem_4_2``.
+    accountant : {"public_sampling", "parallel_optimal", "theorem_4_2"}
+        ``prirfed_public_sampling`` (default), ``prirfed_epsilon`` or
+        ``prirfed_theorem_4_2`` (the last two amplify by agent sampling: only valid when
+        the sampled agents stay secret).
 
     Returns
     -------
@@ -255,6 +317,12 @@ def local_target(epsilon, delta, n_agents, n_sampled, n_rounds, accountant="para
         def total(local_epsilon):
             return prirfed_theorem_4_2(local_epsilon, local_delta, n_agents, n_sampled,
                                        n_rounds, delta_hat=delta / 2)
+    elif accountant == "public_sampling":
+        local_delta = delta / (2 * n_rounds * rate) * (1 - 1e-9)
+
+        def total(local_epsilon):
+            return prirfed_public_sampling(local_epsilon, local_delta, n_agents, n_sampled,
+                                           n_rounds, target_delta=delta)
     else:
         local_delta = delta / (2 * n_rounds * rate) * (1 - 1e-9)
 

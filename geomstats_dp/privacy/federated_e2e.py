@@ -4,15 +4,20 @@ Agents hold disjoint records, so in a round one record can only reach the agent 
 it, and that agent is sampled with probability rho = s / N (s of N agents drawn without
 replacement). Given that it is sampled, the record is seen by that agent's K local noisy
 steps only (with the agent's own batch sampling). Adjacency is record-level, replace-one
-within an agent. One round is therefore the agent's local run (an RDP curve, the sum of the
-curves of its local Gaussian steps, ``privacy.renyi``) amplified by sampling without
-replacement at rate rho (Wang, Balle & Kasiviswanathan 2019, general bound, through autodp's
-``AmplificationBySampling(PoissonSampling=False)`` on a replace-one base mechanism); the T
-rounds compose additively in RDP and the total is converted to (epsilon, delta) on the
-library's order grid. The server's aggregation is post-processing. A sampled agent whose
-reply is lost may still have released: every sampled agent is counted (the bound does not
-look at replies). This is tighter than Huang et al. (2024), Theorem 4.2, which starts from
-each agent's (epsilon, delta) and composes by advanced composition.
+within an agent. One local run has an RDP curve R (the sum of the curves of its local
+Gaussian steps, ``privacy.renyi``). The server's aggregation is post-processing. A sampled
+agent whose reply is lost may still have released: every sampled agent is counted (the
+bounds do not look at replies).
+
+- ``sampling="public"`` (sound whoever learns the sampled agents: the server, a reader of
+  ``PriRFed.history_``): the record's agent takes part in k ~ Binomial(T, rho) rounds,
+  public and independent of the data, so delta(eps) = sum_k P(k) delta_k(eps), with
+  delta_k the RDP-to-DP conversion of k R (Balle et al. 2020, Thm. 21) at its best order.
+- ``sampling="hidden"`` (only against an observer who does not learn the sampled agents):
+  one round is R amplified by sampling without replacement at rate rho (Wang, Balle &
+  Kasiviswanathan 2019, general bound, through autodp's
+  ``AmplificationBySampling(PoissonSampling=False)`` on a replace-one base mechanism); the
+  T rounds compose additively in RDP.
 """
 
 import functools
@@ -20,6 +25,8 @@ import math
 
 import numpy as np
 from autodp import autodp_core, transformer_zoo
+
+from scipy import optimize, stats
 
 from geomstats_dp._validation import check_positive_int, check_probability
 from geomstats_dp.privacy.events import GaussianEvent
@@ -126,7 +133,11 @@ def _amplified(local_events, rate):
     return at
 
 
-def prirfed_end_to_end_epsilon(local_events, n_agents, n_sampled, n_rounds, delta):
+SAMPLINGS = ("public", "hidden")
+
+
+def prirfed_end_to_end_epsilon(local_events, n_agents, n_sampled, n_rounds, delta,
+                               sampling="public"):
     """Epsilon at ``delta`` of T PriRFed rounds for one record (RDP, end to end).
 
     Parameters
@@ -138,6 +149,9 @@ def prirfed_end_to_end_epsilon(local_events, n_agents, n_sampled, n_rounds, delt
         N, s and T.
     delta : float
         In (0, 1).
+    sampling : {"public", "hidden"}
+        Whether the sampled agents are known to the observer (default, sound against the
+        server) or secret (amplification by agent sampling).
 
     Returns
     -------
@@ -150,6 +164,10 @@ def prirfed_end_to_end_epsilon(local_events, n_agents, n_sampled, n_rounds, delt
     n_sampled = check_positive_int(n_sampled, "n_sampled")
     if n_sampled > n_agents:
         raise ValueError(f"n_sampled must be <= n_agents={n_agents}, got {n_sampled}")
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+    if sampling == "public":
+        return _public_epsilon(local_events, n_sampled / n_agents, n_rounds, delta)
 
     def objective(indices):
         rdp = prirfed_round_rdp(local_events, n_agents, n_sampled, indices)
@@ -157,3 +175,28 @@ def prirfed_end_to_end_epsilon(local_events, n_agents, n_sampled, n_rounds, delt
 
     epsilon, _ = minimise_over_orders(objective)
     return max(epsilon, 0.0) if math.isfinite(epsilon) else math.inf
+
+
+def _public_epsilon(local_events, rate, n_rounds, delta):
+    """Smallest epsilon with sum_k P(k) delta_k(epsilon) <= delta, k ~ Bin(T, rate)."""
+    local = _local_rdp(local_events)
+    orders = np.asarray(ORDERS)
+    curve = np.array([local(float(alpha)) for alpha in orders])
+    participations = np.arange(n_rounds + 1)
+    weights = stats.binom.pmf(participations, n_rounds, rate)
+    # log delta_k(eps) = min over alpha of (alpha-1)(k R(alpha) - eps + log(1-1/alpha))
+    # - log alpha: the inverse in delta of ``conversion_offset``
+    slope = orders - 1.0
+    intercept = slope * np.log1p(-1.0 / orders) - np.log(orders)
+    rdp = participations[:, None] * curve[None, :]
+
+    def excess(epsilon):
+        log_deltas = np.min(slope * (rdp - epsilon) + intercept, axis=1)
+        return float(np.dot(weights, np.exp(np.minimum(log_deltas, 0.0)))) - delta
+
+    # k = T at every round's conversion already meets delta (up to rounding)
+    largest = float(np.min(n_rounds * curve + conversion_offset(delta))) * (1 + 1e-9) + 1e-12
+    if excess(0.0) <= 0:
+        return 0.0
+    root = optimize.brentq(excess, 0.0, largest, xtol=1e-12 * largest)
+    return root if excess(root) <= 0 else root + 1e-12 * largest

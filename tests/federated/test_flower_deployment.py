@@ -15,19 +15,37 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from geomstats.geometry.hypersphere import Hypersphere
+import geomstats.backend as gs
+from geomstats.geometry.spd_matrices import SPDMatrices
 
-from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.federated import PriRFed
+from geomstats_dp._backend import to_numpy
+from geomstats_dp.privacy import PrivacyBudget
 
 pytest.importorskip("flwr")
 
 pytestmark = [pytest.mark.slow, pytest.mark.flower, pytest.mark.backend_independent]
 
 BIN = Path(sys.executable).parent
-CONFIG = {"dim": 2, "epsilon": 1.0, "delta": 1e-5, "n-rounds": 2, "n-sampled": 2,
-          "local-steps": 2, "local-method": "rgd", "clip-norm": 1.0, "seed": 5}
 LIMIT_S = 180
+APP = """from geomstats.geometry.spd_matrices import SPDMatrices
+
+from geomstats_dp.federated import PriRFed, flower_deploy
+
+client = flower_deploy.client
+server = flower_deploy.server
+
+
+def make_estimator():
+    return PriRFed(SPDMatrices(2), epsilon=1.0, delta=1e-5, n_rounds=2, n_sampled=2,
+                   local_steps=2, local_method="rgd", clip_norm=1.0, random_state=5,
+                   round_timeout=120.0)
+"""
+
+
+def make_estimator():
+    namespace = {}
+    exec(APP, namespace)  # the app's own factory, as every machine runs it
+    return namespace["make_estimator"]()
 
 
 def free_port():
@@ -41,10 +59,7 @@ def toml_value(value):
 
 
 def write_app(root, config):
-    (root / "prirfed_app.py").write_text(
-        "from geomstats_dp.federated import flower_deploy\n\n"
-        "client = flower_deploy.client\nserver = flower_deploy.server\n"
-    )
+    (root / "prirfed_app.py").write_text(APP)
     lines = "\n".join(f"{key} = {toml_value(value)}" for key, value in config.items())
     (root / "pyproject.toml").write_text(f"""[build-system]
 requires = ["hatchling"]
@@ -73,13 +88,17 @@ clientapp = "prirfed_app:client"
 
 
 def test_superlink_two_supernodes_and_flwr_run_match_the_local_engine(tmp_path):
-    space = Hypersphere(2)
-    rng = np.random.default_rng(0)
-    data = [to_numpy(space.projection(to_backend(np.array([0.0, 0.0, 1.0])
-                                                 + 0.3 * rng.normal(size=(n, 3)))))
-            for n in (8, 12)]
+    space = SPDMatrices(2)
+    gs.random.seed(0)
+    data = [to_numpy(space.random_point(n)) for n in (8, 12)]
     out = tmp_path / "release.npy"
-    config = dict(CONFIG, sizes="8,12", out=str(out))
+    budget = PrivacyBudget(1.0, 1e-5)
+    deployed_estimator = make_estimator().set_params(budget=budget)
+    config = deployed_estimator.deployment_config(
+        [8, 12], out, estimator="prirfed_app:make_estimator"
+    )
+    # the whole run is charged before it starts, as fit charges it
+    assert budget.spent_epsilon == pytest.approx(deployed_estimator.guarantee_.epsilon)
     app = tmp_path / "app"
     app.mkdir()
     write_app(app, config)
@@ -125,7 +144,7 @@ def test_superlink_two_supernodes_and_flwr_run_match_the_local_engine(tmp_path):
             assert time.monotonic() < deadline, (tmp_path / "superlink.log").read_text()[-3000:]
             time.sleep(1)
         time.sleep(0.5)  # let np.save finish writing
-        deployed = np.load(out)
+        deployed = to_numpy(deployed_estimator.load_release(out).estimate_)
     finally:
         for process in started:
             try:
@@ -138,6 +157,5 @@ def test_superlink_two_supernodes_and_flwr_run_match_the_local_engine(tmp_path):
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
-    local = PriRFed(space, epsilon=1.0, delta=1e-5, n_rounds=2, n_sampled=2, local_steps=2,
-                    local_method="rgd", clip_norm=1.0, random_state=5).fit(data)
+    local = make_estimator().fit(data)
     np.testing.assert_allclose(deployed, to_numpy(local.estimate_), rtol=0, atol=1e-12)

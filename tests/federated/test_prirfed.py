@@ -13,7 +13,12 @@ from geomstats_dp.federated import estimator as estimator_module
 from geomstats_dp.federated import local as local_module
 from geomstats_dp.federated.estimator import _release, run_local
 from geomstats_dp.optim import canonical_point
-from geomstats_dp.privacy import PrivacyBudget, calibrate_gaussian, prirfed_epsilon
+from geomstats_dp.privacy import (
+    PrivacyBudget,
+    calibrate_gaussian,
+    prirfed_epsilon,
+    prirfed_public_sampling,
+)
 
 SPACE = Hypersphere(2)
 NORTH = np.array([0.0, 0.0, 1.0])
@@ -66,7 +71,7 @@ def test_option_2_draws_a_round_uniformly():
     assert _release(history, "last", None, 0)[0] == 4.0
 
 
-@pytest.mark.parametrize("accountant", ["parallel_optimal", "theorem_4_2"])
+@pytest.mark.parametrize("accountant", ["public_sampling", "parallel_optimal", "theorem_4_2"])
 def test_calibrated_total_meets_the_target_and_is_charged(accountant):
     budget = PrivacyBudget(2.0, 1e-5)
     est = PriRFed(SPACE, epsilon=2.0, delta=1e-5, n_rounds=4, n_sampled=2, local_steps=2,
@@ -75,9 +80,9 @@ def test_calibrated_total_meets_the_target_and_is_charged(accountant):
     assert 2.0 * (1 - 1e-6) <= est.guarantee_.epsilon <= 2.0
     assert est.guarantee_.delta <= 1e-5
     assert budget.spent_epsilon == pytest.approx(est.guarantee_.epsilon, rel=1e-9)
-    if accountant == "parallel_optimal":  # independent recomputation of the total
-        total = prirfed_epsilon(est.local_epsilon_, est.local_delta_, 3, 2, 4,
-                                target_delta=1e-5)
+    if accountant != "theorem_4_2":  # recomputation of the total from the local guarantee
+        rule = prirfed_epsilon if accountant == "parallel_optimal" else prirfed_public_sampling
+        total = rule(est.local_epsilon_, est.local_delta_, 3, 2, 4, target_delta=1e-5)
         assert total.epsilon == pytest.approx(est.guarantee_.epsilon, rel=1e-9)
 
 
@@ -113,14 +118,14 @@ def test_same_seed_same_estimate_and_groups_form():
     np.testing.assert_allclose(to_numpy(first), to_numpy(third), atol=1e-12)
 
 
-def test_a_failing_agent_is_recorded_and_still_charged(monkeypatch):
-    def failing(run):
-        return run_local(run, fail={(0, 0), (0, 1), (0, 2), (1, 1)})
-
-    monkeypatch.setattr(estimator_module, "run_local", failing)
+@pytest.mark.parametrize("round_timeout", [None, 5.0])
+def test_a_failing_agent_is_recorded_and_still_charged(monkeypatch, round_timeout):
+    faults = {(0, 0): "raise", (0, 1): "raise", (0, 2): "raise", (1, 1): "raise"}
+    monkeypatch.setattr(estimator_module, "run_local", lambda run: run_local(run, faults))
     budget = PrivacyBudget(1.0, 1e-5)
     est = PriRFed(SPACE, epsilon=1.0, n_rounds=3, n_sampled=3, local_steps=2,
-                  local_method="rgd", clip_norm=1.0, budget=budget, random_state=0)
+                  local_method="rgd", clip_norm=1.0, budget=budget, random_state=0,
+                  round_timeout=round_timeout)
     est.fit(agents())
     assert est.history_[0]["failed"] == [0, 1, 2]
     start = to_numpy(canonical_point(SPACE))
@@ -129,6 +134,46 @@ def test_a_failing_agent_is_recorded_and_still_charged(monkeypatch):
     assert np.all(np.isfinite(to_numpy(est.estimate_)))
     assert budget.spent_epsilon <= 1.0
     assert budget.spent_epsilon == pytest.approx(est.guarantee_.epsilon)
+
+
+def test_an_agent_that_never_answers_is_dropped_after_the_timeout(monkeypatch):
+    data = agents()
+    kwargs = dict(epsilon=1.0, n_rounds=3, n_sampled=2, local_steps=2, local_method="rgd",
+                  clip_norm=1.0, random_state=0)
+    sampled = PriRFed(SPACE, **kwargs).run_spec([20, 30, 40], None).sample_agents()
+    silent, answering = sampled[1]
+    # the same run where that agent's reply is lost is the run without its reply
+    raising = PriRFed(SPACE, round_timeout=0.5, **kwargs)
+    monkeypatch.setattr(estimator_module, "run_local",
+                        lambda run: run_local(run, {(1, silent): "raise"}))
+    raising.fit(data)
+    budget = PrivacyBudget(1.0, 1e-5)
+    hanging = PriRFed(SPACE, round_timeout=0.5, budget=budget, **kwargs)
+    monkeypatch.setattr(estimator_module, "run_local",
+                        lambda run: run_local(run, {(1, silent): math.inf}))
+    hanging.fit(data)
+    assert hanging.history_[1]["failed"] == [silent]
+    assert hanging.history_[1]["sampled"] == sampled[1]
+    # round 1 aggregated the reply it had: the answering agent's, not the start
+    assert not np.allclose(hanging.history_[1]["point"], hanging.history_[0]["point"])
+    for mine, reference in zip(hanging.history_, raising.history_):
+        np.testing.assert_allclose(mine["point"], reference["point"], rtol=0, atol=1e-12)
+    assert answering not in hanging.history_[1]["failed"]
+    assert budget.spent_epsilon == pytest.approx(hanging.guarantee_.epsilon)
+    assert budget.spent_epsilon <= 1.0
+
+
+def test_amplifying_accountants_withhold_the_sampled_agents():
+    est = PriRFed(SPACE, epsilon=1.0, n_rounds=3, n_sampled=1, local_steps=1,
+                  local_method="rgd", clip_norm=1.0, accountant="parallel_optimal",
+                  random_state=0).fit(agents())
+    assert [sorted(record) for record in est.history_] == [["point"]] * 3
+    default = PriRFed(SPACE, epsilon=1.0, n_rounds=3, n_sampled=1, local_steps=1,
+                      local_method="rgd", clip_norm=1.0, random_state=0).fit(agents())
+    assert default.accountant == "public_sampling"
+    assert sorted(default.history_[0]) == ["failed", "point", "sampled"]
+    # the same run, but amplification lets each agent use more local epsilon
+    assert est.local_epsilon_ > default.local_epsilon_
 
 
 @pytest.mark.parametrize(

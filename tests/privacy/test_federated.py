@@ -8,6 +8,7 @@ from scipy.special import comb
 from geomstats_dp.privacy import (
     optimal_composition_epsilon,
     prirfed_epsilon,
+    prirfed_public_sampling,
     prirfed_theorem_4_2,
 )
 from geomstats_dp.privacy.federated import optimal_composition_delta
@@ -97,28 +98,90 @@ def test_federated_rejects_bad_input(arguments, name):
 # -- end-to-end accountant and the local target of a total guarantee ---------------------
 
 
-def test_end_to_end_without_agent_sampling_is_the_rdp_composition_of_all_local_steps():
+@pytest.mark.parametrize("sampling", ["public", "hidden"])
+def test_end_to_end_without_agent_sampling_is_the_rdp_composition_of_all_local_steps(sampling):
     from geomstats_dp.privacy import GaussianEvent
     from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
     from geomstats_dp.privacy.renyi import ledger_epsilon
 
     local = (GaussianEvent(5.0, 10),)
     # s = N: every round sees the record's agent, T K steps composed in RDP
-    value = prirfed_end_to_end_epsilon(local, 10, 10, 20, 1e-5)
-    assert value == pytest.approx(ledger_epsilon((GaussianEvent(5.0, 200),), 1e-5), rel=1e-12)
-    # agent sampling at s/N = 0.2 amplifies
-    assert prirfed_end_to_end_epsilon(local, 10, 2, 20, 1e-5) < 0.5 * value
+    value = prirfed_end_to_end_epsilon(local, 10, 10, 20, 1e-5, sampling)
+    assert value == pytest.approx(ledger_epsilon((GaussianEvent(5.0, 200),), 1e-5), rel=1e-9)
 
 
-@pytest.mark.parametrize("accountant", ["parallel_optimal", "theorem_4_2"])
+def test_end_to_end_public_sampling_averages_the_participations():
+    from scipy import optimize, stats
+
+    from geomstats_dp.privacy import GaussianEvent
+    from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
+    from geomstats_dp.privacy.renyi import ledger_epsilon
+
+    local, n_rounds, rate, delta = (GaussianEvent(5.0, 10),), 20, 0.2, 1e-5
+    public = prirfed_end_to_end_epsilon(local, 10, 2, n_rounds, delta)
+    hidden = prirfed_end_to_end_epsilon(local, 10, 2, n_rounds, delta, "hidden")
+    full = prirfed_end_to_end_epsilon(local, 10, 10, n_rounds, delta)
+    assert hidden < public < full  # amplification needs the sampled agents to be secret
+
+    def delta_of_k(k):  # independent: invert the ledger's epsilon(delta) of k local runs
+        if k == 0:
+            return 0.0
+        events = (GaussianEvent(5.0, 10 * k),)
+
+        def excess(log_delta):
+            return ledger_epsilon(events, math.exp(log_delta)) - public
+
+        if excess(-600.0) <= 0:
+            return 0.0
+        return math.exp(optimize.brentq(excess, -600.0, math.log(0.999), xtol=1e-10))
+
+    mixture = sum(stats.binom.pmf(k, n_rounds, rate) * delta_of_k(k)
+                  for k in range(n_rounds + 1))
+    assert mixture == pytest.approx(delta, rel=0.02)
+
+
+def _composed_hockey_stick(epsilon, delta, n_rounds, rate, total_epsilon):
+    """Brute force: the dominating pair of an (epsilon, delta)-DP run (Kairouz et al.),
+    composed over every public participation pattern of T rounds at rate rho."""
+    import itertools
+
+    import numpy as np
+
+    e = math.exp(epsilon)
+    p = np.array([delta, (1 - delta) * e / (1 + e), (1 - delta) / (1 + e), 0.0])
+    q = p[::-1]
+    total = 0.0
+    for pattern in itertools.product((0, 1), repeat=n_rounds):
+        k = sum(pattern)
+        weight = rate**k * (1 - rate) ** (n_rounds - k)
+        joint_p, joint_q = np.ones(1), np.ones(1)
+        for _ in range(k):
+            joint_p, joint_q = np.outer(joint_p, p).ravel(), np.outer(joint_q, q).ravel()
+        total += weight * np.maximum(joint_p - math.exp(total_epsilon) * joint_q, 0).sum()
+    return total
+
+
+def test_public_sampling_matches_brute_force_composition():
+    result = prirfed_public_sampling(0.5, 1e-3, 3, 1, 5, target_delta=0.05)
+    assert result.method == "public_sampling"
+    brute = _composed_hockey_stick(0.5, 1e-3, 5, 1 / 3, result.epsilon)
+    assert brute == pytest.approx(0.05, rel=1e-6)
+    assert _composed_hockey_stick(0.5, 1e-3, 5, 1 / 3, 0.99 * result.epsilon) > 0.05
+    # no amplification in epsilon: never below one local run; above the hidden rule
+    hidden = prirfed_epsilon(0.5, 1e-3, 3, 1, 5, target_delta=0.05).epsilon
+    assert hidden < result.epsilon
+
+
+@pytest.mark.parametrize("accountant", ["public_sampling", "parallel_optimal", "theorem_4_2"])
 def test_local_target_meets_the_total(accountant):
     from geomstats_dp.privacy.federated import local_target
 
     local_epsilon, local_delta, total = local_target(1.0, 1e-5, 10, 3, 20, accountant)
     assert 1.0 * (1 - 1e-6) <= total.epsilon <= 1.0
     assert total.delta <= 1e-5
-    rule = prirfed_epsilon if accountant == "parallel_optimal" else prirfed_theorem_4_2
-    kwargs = {"target_delta": 1e-5} if accountant == "parallel_optimal" else {"delta_hat": 5e-6}
+    rule = {"public_sampling": prirfed_public_sampling, "parallel_optimal": prirfed_epsilon,
+            "theorem_4_2": prirfed_theorem_4_2}[accountant]
+    kwargs = {"delta_hat": 5e-6} if accountant == "theorem_4_2" else {"target_delta": 1e-5}
     assert rule(local_epsilon, local_delta, 10, 3, 20, **kwargs).epsilon == pytest.approx(
         total.epsilon, rel=1e-12
     )
