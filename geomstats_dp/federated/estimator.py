@@ -21,12 +21,15 @@ from geomstats_dp.privacy import ApproxDPEvent, PrivacyLeakWarning
 from geomstats_dp.privacy.federated import (
     AMPLIFYING_ACCOUNTANTS,
     FEDERATED_ACCOUNTANTS,
+    FederatedGuarantee,
     local_target,
 )
+from geomstats_dp.privacy.federated_e2e import end_to_end_local_target, prirfed_end_to_end_epsilon
 
 LOCAL_METHODS = ("rsgd", "rsvrg", "rgd")
 OUTPUTS = ("last", "random")
 ENGINES = ("local", "flower")
+ACCOUNTANTS = FEDERATED_ACCOUNTANTS + ("end_to_end",)
 
 
 class PriRFed(PrivateEstimator):
@@ -52,6 +55,10 @@ class PriRFed(PrivateEstimator):
       disjoint across agents, and a record is seen in the Binomial(T, s/N) rounds where
       its agent is sampled, which are public. Sound whoever learns the sampled agents:
       the server, and a reader of ``history_``.
+    - "end_to_end" (``privacy.federated_e2e``): the same public sampling, accounted from
+      the agents' noise in RDP (each agent's local steps, batch sampling included)
+      instead of from their local (epsilon, delta): less noise for the same total, and
+      a slower calibration (seconds with DP-RSGD).
     - "parallel_optimal" (``privacy.prirfed_epsilon``) and "theorem_4_2" (the paper's)
       also amplify by agent sampling, which only holds against an observer who does not
       learn which agents were sampled. They do not protect against the server. With them
@@ -85,7 +92,7 @@ class PriRFed(PrivateEstimator):
         Local step size; default noise-aware (``learning._defaults``).
     output : {"last", "random"}
     aggregation : {"tangent_mean", "karcher_mean"}
-    accountant : {"public_sampling", "parallel_optimal", "theorem_4_2"}
+    accountant : {"public_sampling", "end_to_end", "parallel_optimal", "theorem_4_2"}
     engine : {"local", "flower"}
         In-process, or Flower's simulation engine (extra ``flower``).
     round_timeout : float or None
@@ -98,6 +105,7 @@ class PriRFed(PrivateEstimator):
     random_state : None or int
         Root seed; agent i in round t draws from SeedSequence(root, spawn_key=(1, t, i)).
     verbose : bool
+        Print each round's number of replies.
 
     Attributes
     ----------
@@ -111,8 +119,8 @@ class PriRFed(PrivateEstimator):
     noise_multipliers_ : list of dict
         Per agent, the local noise multipliers (noise std / sensitivity) of its plan.
     history_ : list of dict
-        Per round: "point" (the aggregate, released anyway) and, with the
-        "public_sampling" accountant, "sampled" (agent indices) and "failed" (those that
+        Per round: "point" (the aggregate, released anyway) and, unless the accountant
+        amplifies by agent sampling, "sampled" (agent indices) and "failed" (those that
         raised or did not answer in time).
     """
 
@@ -151,7 +159,7 @@ class PriRFed(PrivateEstimator):
     def _check_params(self, n_agents):
         for name, choices in (("local_method", LOCAL_METHODS), ("output", OUTPUTS),
                               ("aggregation", AGGREGATIONS),
-                              ("accountant", FEDERATED_ACCOUNTANTS), ("engine", ENGINES)):
+                              ("accountant", ACCOUNTANTS), ("engine", ENGINES)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
         check_positive_finite(self.epsilon, "epsilon")
@@ -257,7 +265,7 @@ class PriRFed(PrivateEstimator):
                           "gradient norm at the initial point); this bound is not private.",
                           PrivacyLeakWarning, stacklevel=2)
             clip_norm = max(norms)
-        run = self.run_spec(sizes, checked, clip_norm)
+        run = self.run_spec(sizes, checked, clip_norm, (local_epsilon, local_delta))
         if self.engine == "flower":
             from geomstats_dp.federated.flower_app import run_flower
 
@@ -344,10 +352,27 @@ class PriRFed(PrivateEstimator):
             raise ValueError(
                 f"batch_size must be <= the smallest agent's size {min(sizes)}, got {batch_size}"
             )
-        return local_target(self.epsilon, self.delta, len(sizes), self.n_sampled,
-                            self.n_rounds, self.accountant)
+        if self.accountant != "end_to_end":
+            return local_target(self.epsilon, self.delta, len(sizes), self.n_sampled,
+                                self.n_rounds, self.accountant)
+        return self._end_to_end_target(sizes, batch_size)
 
-    def run_spec(self, sizes, datasets, clip_norm=None):
+    def _end_to_end_target(self, sizes, batch_size):
+        """The end-to-end accountant (public sampling) calibrated through the local plans."""
+
+        def events_of(local_epsilon):  # noise multipliers do not depend on C
+            return [self._plan(local_epsilon, self.delta, size, 1.0, batch_size)[0].events
+                    for size in sorted(set(sizes))]
+
+        setting = (len(sizes), self.n_sampled, self.n_rounds)
+        local_epsilon, total = end_to_end_local_target(events_of, self.epsilon, self.delta,
+                                                       *setting)
+        round_epsilon = max(prirfed_end_to_end_epsilon(events, *setting[:2], 1, self.delta)
+                            for events in events_of(local_epsilon))
+        return local_epsilon, self.delta, FederatedGuarantee(
+            total, self.delta, round_epsilon, self.delta, "end_to_end")
+
+    def run_spec(self, sizes, datasets, clip_norm=None, local_guarantee=None):
         """The run an engine executes, from public quantities (and the agents' data).
 
         Parameters
@@ -359,6 +384,8 @@ class PriRFed(PrivateEstimator):
             (deployment), or a dict with one agent on that agent's machine.
         clip_norm : float, optional
             Default ``self.clip_norm``.
+        local_guarantee : (float, float), optional
+            The agents' (epsilon, delta), when already calibrated by ``fit``.
 
         Returns
         -------
@@ -366,7 +393,7 @@ class PriRFed(PrivateEstimator):
         """
         self._check_params(len(sizes))
         clip_norm = self.clip_norm if clip_norm is None else clip_norm
-        local_epsilon, local_delta, _ = self._local_target(sizes)
+        local_epsilon, local_delta = local_guarantee or self._local_target(sizes)[:2]
         batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
         plans = [self._plan(local_epsilon, local_delta, size, clip_norm, batch_size)
                  for size in sizes]
@@ -421,6 +448,12 @@ class RunSpec:
         return local_train(self.loss, self.datasets[agent], plan.strategy, self.local_steps,
                            step_size, start, agent_seed(self.entropy, round_index, agent))
 
+    def report(self, round_index, n_replies):
+        """With ``verbose``, print the round's progress (no agent identities)."""
+        if self.verbose:
+            print(f"PriRFed round {round_index + 1}/{self.n_rounds}: "
+                  f"{n_replies} of {self.n_sampled} replies")
+
     def aggregate(self, start, agents, replies):
         """The next server point from the replies received (numpy)."""
         if not replies:
@@ -452,6 +485,7 @@ def run_local(run, fail=None):
         point = run.aggregate(point, agents, [outcomes[agent] for agent in agents])
         failed = [agent for agent in sampled if agent not in agents]
         history.append({"sampled": sampled, "failed": failed, "point": point})
+        run.report(round_index, len(agents))
     return history
 
 

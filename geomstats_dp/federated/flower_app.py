@@ -160,6 +160,7 @@ def make_server_app(run, history, on_end=None):
             point, failed = strategy.aggregate_train(server_round, replies, point)
             records.append({"sampled": strategy.sampled[server_round], "failed": failed,
                             "point": point})
+            run.report(server_round, run.n_sampled - len(failed))
         if on_end is not None:
             on_end(run, records, context)
 

@@ -28,34 +28,35 @@ from autodp import autodp_core, transformer_zoo
 
 from scipy import optimize, stats
 
-from geomstats_dp._validation import check_positive_int, check_probability
+from geomstats_dp._validation import check_positive_finite, check_positive_int, check_probability
 from geomstats_dp.privacy.events import GaussianEvent
 from geomstats_dp.privacy.renyi import (
     ORDERS,
     _quiet,
     conversion_offset,
+    ledger_rdp,
     minimise_over_orders,
-    subsampled_curve,
 )
+from geomstats_dp.privacy.subsampled_rdp import poisson_rdp, without_replacement_rdp
 
 
 def _local_rdp(local_events):
-    """alpha -> RDP of one agent's local run (a sum over its Gaussian events)."""
+    """alpha -> RDP of one agent's local run (a sum over its Gaussian events), any order."""
 
     @functools.lru_cache(maxsize=None)
     def rdp(alpha):
+        if math.isinf(alpha):  # autodp asks for the pure-DP limit: none for a Gaussian
+            return math.inf
         total = 0.0
         for event in local_events:
-            if not event.subsampled:
-                total += event.n_steps * alpha / (2.0 * event.noise_multiplier**2)
-                continue
-            curve = subsampled_curve(event.noise_multiplier, event.sampling_rate,
-                                     event.sampling == "poisson")
-            with _quiet():
-                value = curve._mechanism.RenyiDP(alpha)
-            total += event.n_steps * min(
-                value, alpha / (2.0 * event.noise_multiplier**2)
-            )
+            gaussian = alpha / (2.0 * event.noise_multiplier**2)
+            if event.subsampled:
+                bound = poisson_rdp if event.sampling == "poisson" else without_replacement_rdp
+                with _quiet():
+                    value = float(bound(event.noise_multiplier, event.sampling_rate,
+                                        np.array([alpha]))[0])
+                gaussian = min(value, gaussian)
+            total += event.n_steps * gaussian
         return total
 
     return rdp
@@ -179,9 +180,8 @@ def prirfed_end_to_end_epsilon(local_events, n_agents, n_sampled, n_rounds, delt
 
 def _public_epsilon(local_events, rate, n_rounds, delta):
     """Smallest epsilon with sum_k P(k) delta_k(epsilon) <= delta, k ~ Bin(T, rate)."""
-    local = _local_rdp(local_events)
     orders = np.asarray(ORDERS)
-    curve = np.array([local(float(alpha)) for alpha in orders])
+    curve = ledger_rdp(local_events)
     participations = np.arange(n_rounds + 1)
     weights = stats.binom.pmf(participations, n_rounds, rate)
     # log delta_k(eps) = min over alpha of (alpha-1)(k R(alpha) - eps + log(1-1/alpha))
@@ -200,3 +200,48 @@ def _public_epsilon(local_events, rate, n_rounds, delta):
         return 0.0
     root = optimize.brentq(excess, 0.0, largest, xtol=1e-12 * largest)
     return root if excess(root) <= 0 else root + 1e-12 * largest
+
+
+def end_to_end_local_target(local_events_of, epsilon, delta, n_agents, n_sampled, n_rounds):
+    """The largest local epsilon whose noise keeps the end-to-end total within the target.
+
+    The local guarantee (epsilon_l, delta) only parametrises the agents' noise here: the
+    total is ``prirfed_end_to_end_epsilon`` (public sampling) of the least noisy agent,
+    found by Brent's method on log epsilon_l (the total increases with epsilon_l).
+
+    Parameters
+    ----------
+    local_events_of : callable
+        local_epsilon -> list of tuples of GaussianEvent, one per distinct agent plan
+        calibrated to (local_epsilon, delta).
+    epsilon, delta : float
+        Target of the whole run.
+    n_agents, n_sampled, n_rounds : int
+        N, s and T.
+
+    Returns
+    -------
+    local_epsilon : float
+    total_epsilon : float
+        The run's epsilon at ``delta`` (<= epsilon).
+    """
+    epsilon = check_positive_finite(epsilon, "epsilon")
+
+    def total(log_local):
+        return max(prirfed_end_to_end_epsilon(events, n_agents, n_sampled, n_rounds, delta)
+                   for events in local_events_of(math.exp(log_local)))
+
+    high = math.log(min(epsilon * 1e3, 100.0))
+    low = math.log(epsilon)
+    while total(low) > epsilon:  # down by e^2 until feasible; calibration refuses at the end
+        try:
+            low -= 2.0
+            total(low)
+        except ValueError:
+            raise ValueError(f"no local epsilon meets the total epsilon={epsilon}") from None
+    if total(high) <= epsilon:
+        return math.exp(high), total(high)
+    log_local = optimize.brentq(lambda x: total(x) - epsilon, low, high, xtol=1e-9)
+    while total(log_local) > epsilon:
+        log_local -= 1e-9
+    return math.exp(log_local), total(log_local)

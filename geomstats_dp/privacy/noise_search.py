@@ -68,11 +68,11 @@ def smallest_noise(events_of, target, delta, initial, name="noise multiplier"):
         if low is None:
             return math.exp(high)
         root = optimize.brentq(excess, low, high, xtol=_XTOL)
+        for candidate in (root, min(root + _XTOL, high)):  # brentq is within xtol of it
+            if excess(candidate) <= 0:
+                return math.exp(candidate)
     except _Found as found:
         return math.exp(found.log_x)
-    for candidate in (root, min(root + _XTOL, high)):  # brentq is within xtol of it
-        if excess(candidate) <= 0:
-            return math.exp(candidate)
     return math.exp(high)
 
 

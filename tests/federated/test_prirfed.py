@@ -13,7 +13,9 @@ from geomstats_dp.federated import estimator as estimator_module
 from geomstats_dp.federated import local as local_module
 from geomstats_dp.federated.estimator import _release, run_local
 from geomstats_dp.optim import canonical_point
+from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
 from geomstats_dp.privacy import (
+    GaussianEvent,
     PrivacyBudget,
     calibrate_gaussian,
     prirfed_epsilon,
@@ -71,7 +73,8 @@ def test_option_2_draws_a_round_uniformly():
     assert _release(history, "last", None, 0)[0] == 4.0
 
 
-@pytest.mark.parametrize("accountant", ["public_sampling", "parallel_optimal", "theorem_4_2"])
+@pytest.mark.parametrize("accountant",
+                         ["public_sampling", "end_to_end", "parallel_optimal", "theorem_4_2"])
 def test_calibrated_total_meets_the_target_and_is_charged(accountant):
     budget = PrivacyBudget(2.0, 1e-5)
     est = PriRFed(SPACE, epsilon=2.0, delta=1e-5, n_rounds=4, n_sampled=2, local_steps=2,
@@ -80,10 +83,27 @@ def test_calibrated_total_meets_the_target_and_is_charged(accountant):
     assert 2.0 * (1 - 1e-6) <= est.guarantee_.epsilon <= 2.0
     assert est.guarantee_.delta <= 1e-5
     assert budget.spent_epsilon == pytest.approx(est.guarantee_.epsilon, rel=1e-9)
-    if accountant != "theorem_4_2":  # recomputation of the total from the local guarantee
+    if accountant == "end_to_end":  # recomputation from the noise each agent draws
+        total = max(prirfed_end_to_end_epsilon(
+            (GaussianEvent(multipliers["full_gradient"], 2),), 3, 2, 4, 1e-5
+        ) for multipliers in est.noise_multipliers_)
+        assert total == pytest.approx(est.guarantee_.epsilon, rel=1e-9)
+    elif accountant != "theorem_4_2":  # recomputation from the local guarantee
         rule = prirfed_epsilon if accountant == "parallel_optimal" else prirfed_public_sampling
         total = rule(est.local_epsilon_, est.local_delta_, 3, 2, 4, target_delta=1e-5)
         assert total.epsilon == pytest.approx(est.guarantee_.epsilon, rel=1e-9)
+
+
+def test_end_to_end_accountant_needs_less_noise_than_the_local_composition():
+    kwargs = dict(epsilon=1.0, n_rounds=10, n_sampled=1, local_steps=3, local_method="rsgd",
+                  batch_size=5, clip_norm=1.0, random_state=0)
+    e2e = PriRFed(SPACE, accountant="end_to_end", **kwargs).fit(agents())
+    public = PriRFed(SPACE, **kwargs).fit(agents())
+    # both are sound whoever sees the sampled agents; the end-to-end one is tighter
+    for mine, theirs in zip(e2e.noise_multipliers_, public.noise_multipliers_):
+        assert mine["minibatch_gradient"] < 0.7 * theirs["minibatch_gradient"]
+    assert e2e.guarantee_.epsilon <= 1.0
+    assert sorted(e2e.history_[0]) == ["failed", "point", "sampled"]
 
 
 def test_local_noise_drawn_equals_the_calibrated_noise(monkeypatch):
