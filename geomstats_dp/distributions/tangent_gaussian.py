@@ -15,6 +15,7 @@ from geomstats_dp.distributions.baselines import (
     GramSchmidt,
     MetropolisHastings,
 )
+from geomstats_dp.distributions.parallel_transport import find_parallel_transport
 from geomstats_dp.distributions.registry import find_transport, unwrap_metric
 
 METHODS = ("transport", "explicit_basis", "gram_schmidt", "mcmc")
@@ -34,7 +35,9 @@ class TangentGaussian:
     method : {"transport", "explicit_basis", "gram_schmidt", "mcmc"}
         "transport" (default): draw at a reference point and move the draw by a
         closed-form linear isometry (fast, exact); metrics without a registered transport
-        fall back to "gram_schmidt". The others are the baselines of Utpala et al. (2023):
+        use geomstats' exact ``parallel_transport`` where it has one (SO(n), SE(n),
+        pre-shape and Kendall shape spaces, see ``parallel_transport.py``), else fall
+        back to "gram_schmidt". The others are the baselines of Utpala et al. (2023):
         an explicit orthonormal basis built from the transport, Gram-Schmidt in
         ``metric.inner_product``, and random-walk Metropolis-Hastings.
     atol : float
@@ -77,7 +80,9 @@ class TangentGaussian:
             self._checker = self.sampler
 
     def _make_sampler(self, metric, mcmc_options):
-        transport = find_transport(metric, self.space)
+        transport = find_transport(metric, self.space) or find_parallel_transport(
+            metric, self.space
+        )
         if self.method == "transport":
             sampler_class = transport or GramSchmidt
             self._checker = sampler_class(self.space, metric)
