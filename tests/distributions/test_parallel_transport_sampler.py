@@ -170,6 +170,20 @@ def test_transported_basis_is_orthonormal_tangent_and_inverted_by_transport_back
     np.testing.assert_allclose(back, reference, atol=atol)
 
 
+@pytest.mark.parametrize("name", ["so3", "so4", "se2", "se3"])
+def test_schur_log_is_geomstats_log(name):
+    """The log computed by real Schur decomposition matches geomstats' (scipy's logm)."""
+    space = _space(name)
+    points = SPACES[name][1]
+    start, end = points["random"], _rigid(space.shape[0] - 1, 11) if name.startswith(
+        "se") else _rotation(space.shape[0], 11)
+    sampler = TangentGaussian(space).sampler
+    ours, valid = sampler._log(end[None], start[None])
+    expected = to_numpy(space.metric.log(to_backend(end), to_backend(start)))
+    assert valid.all()
+    np.testing.assert_allclose(ours[0], expected, atol=1e-10)
+
+
 def test_rotation_by_pi_is_reached_through_the_second_reference():
     space = _space("so3")
     sampler = TangentGaussian(space).sampler
