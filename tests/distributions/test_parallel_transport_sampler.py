@@ -162,6 +162,9 @@ def test_transported_basis_is_orthonormal_tangent_and_inverted_by_transport_back
     assert reference.shape == (dim,) + tuple(space.shape)
     np.testing.assert_allclose(_gram(space.metric, reference, sampler.reference), np.eye(dim),
                                atol=1e-12)
+    coefficients = np.random.default_rng(12).normal(size=(3, dim))
+    np.testing.assert_allclose(sampler.to_coordinates(sampler.from_coordinates(coefficients)),
+                               coefficients, atol=1e-12)
     moved = sampler.transport(point[None], reference[:, None])[:, 0]
     _assert_tangent(space, moved, point)
     atol = ISOMETRY_ATOL.get(name, 1e-12)
