@@ -180,13 +180,18 @@ class _HorizontalSpace:
     def __init__(self, space, metric):
         self.space, self.bundle = space, metric._fiber_bundle
         self.shape = tuple(space.shape)
-        k_landmarks, ambient_dim = self.shape
+        ambient_dim = self.shape[-1]
         self.dim = int(space.dim) - ambient_dim * (ambient_dim - 1) // 2
 
     def to_tangent(self, vector, base_point):
         """Horizontal part of the pre-shape projection."""
         return self.bundle.horizontal_projection(self.space.to_tangent(vector, base_point),
                                                  base_point)
+
+
+def _basis_space(space, metric):
+    """The space whose tangent spaces the draws live in (horizontal ones for Kendall)."""
+    return _HorizontalSpace(space, metric) if isinstance(metric, KendallShapeMetric) else space
 
 
 def _rotation_onto(source, target):
@@ -226,7 +231,7 @@ class ParallelTransportSampler(IsometricTransport):
     def __init__(self, space, metric):
         super().__init__(space, metric)
         self.quotient = isinstance(metric, KendallShapeMetric)
-        self._basis_space = _HorizontalSpace(space, metric) if self.quotient else space
+        self._basis_space = _basis_space(space, metric)
         self.reference = _fixed_point(space)
         self._basis = orthonormal_basis(self._basis_space, metric, self.reference)
         unit = np.random.default_rng(REFERENCE_SEED).standard_normal(self.dim)
@@ -238,7 +243,9 @@ class ParallelTransportSampler(IsometricTransport):
     @classmethod
     def supports(cls, space, metric=None):
         """Whether ``space`` (with ``metric``, default its own) gets this sampler: an exact
-        parallel transport and a data-independent reference point."""
+        parallel transport, a data-independent reference point and an orthonormal basis
+        there (geomstats' correlation-matrix spaces, whose ``to_tangent`` spans too little,
+        are left to the Gram-Schmidt fallback and its error)."""
         metric = space.metric if metric is None else metric
         if not has_exact_parallel_transport(metric):
             return False
@@ -246,7 +253,14 @@ class ParallelTransportSampler(IsometricTransport):
             return False
         if isinstance(metric, BiInvariantMetric) and len(space.shape) != 2:
             return False  # SO(3) as rotation vectors: geomstats' transport is for matrices
-        return _fixed_point(space) is not None
+        reference = _fixed_point(space)
+        if reference is None:
+            return False
+        try:
+            orthonormal_basis(_basis_space(space, metric), metric, reference)
+        except ValueError:
+            return False
+        return True
 
     @property
     def dim(self):

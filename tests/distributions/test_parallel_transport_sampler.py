@@ -12,7 +12,12 @@ from types import SimpleNamespace
 import geomstats.backend as gs
 import numpy as np
 import pytest
+from geomstats.geometry.full_rank_correlation_matrices import (
+    EuclideanCholeskyMetric,
+    FullRankCorrelationMatrices,
+)
 from geomstats.geometry.invariant_metric import InvariantMetric
+from geomstats.geometry.open_hemisphere import OpenHemisphere
 from geomstats.geometry.poincare_half_space import PoincareHalfSpace
 from geomstats.geometry.pre_shape import PreShapeSpace
 from geomstats.geometry.special_euclidean import SpecialEuclidean
@@ -97,6 +102,9 @@ SPACES = {
             {"random": _rigid(2, 5), "angle_pi": _rigid(2, 6, math.pi)}),
     "se3": (lambda: SpecialEuclidean(3), {"random": _rigid(3, 7)}),
     "pre_shape": (lambda: PreShapeSpace(6, 3), {"random": _pre_shape(6, 3, 0)}),
+    # a pullback of the sphere (its image), the other kind of PullbackDiffeoMetric
+    "open_hemisphere": (lambda: OpenHemisphere(3),
+                        {"random": np.array([0.3, -0.5, 0.7, 0.1]) / math.sqrt(0.84)}),
     "kendall": (_kendall, {"random": _pre_shape(5, 2, 1)}),
     # in 3-d the horizontal spaces differ along a fiber: the aligned representative the
     # geodesic reaches must be rotated back onto the given one
@@ -138,6 +146,17 @@ def test_spaces_without_closed_form_get_the_parallel_transport_sampler(name):
     assert type(TangentGaussian(space).sampler) is ParallelTransportSampler
     assert type(TangentGaussian(space, "gram_schmidt").sampler) is GramSchmidt
     assert type(TangentGaussian(space, "explicit_basis").sampler) is ExplicitBasis
+
+
+def test_a_space_without_a_basis_at_the_reference_still_builds():
+    """Correlation matrices: the pullback metric transports exactly, but on numpy geomstats'
+    ``to_tangent`` spans 1 of 3 dimensions, so no basis exists at the reference; the
+    sampler is not chosen there (Gram-Schmidt, which raises only when sampling)."""
+    space = FullRankCorrelationMatrices(3, equip=False)
+    space.equip_with_metric(EuclideanCholeskyMetric)
+    assert has_exact_parallel_transport(space.metric)
+    sampler = TangentGaussian(space).sampler
+    assert type(sampler) in (GramSchmidt, ParallelTransportSampler)
 
 
 def test_metrics_whose_transport_is_an_ode_keep_gram_schmidt():
@@ -219,6 +238,7 @@ def _draw(space, point, method="transport", seed=0):
 @pytest.mark.slow
 @pytest.mark.parametrize("name, kind", [("so3", "random"), ("so3", "angle_pi"),
                                         ("se2", "random"), ("pre_shape", "random"),
+                                        ("open_hemisphere", "random"),
                                         ("kendall", "random"), ("kendall3d", "random")])
 def test_draws_are_the_tangent_gaussian(name, kind):
     """Tangent, E||xi||^2 = d sigma^2, iid N(0, sigma^2) coordinates in an orthonormal basis
