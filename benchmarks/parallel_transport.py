@@ -13,7 +13,6 @@ from other processes hits both alike; the ratio is Gram-Schmidt time / transport
 """
 
 import os
-import time
 
 import geomstats.backend as gs
 import numpy as np
@@ -23,6 +22,7 @@ from geomstats.geometry.special_orthogonal import SpecialOrthogonal
 from threadpoolctl import threadpool_limits
 
 from benchmarks.accounting import write_csv
+from benchmarks.sampler_overhead import _seconds_per_call
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions.baselines import GramSchmidt
 from geomstats_dp.distributions.parallel_transport import (
@@ -61,15 +61,6 @@ def cases():
                        GramSchmidt(_HorizontalSpace(space, space.metric), space.metric),
                        points))
     return listed
-
-
-def _seconds_per_call(call, budget_s):
-    call()
-    n_calls, start = 0, time.perf_counter()
-    while n_calls < 1 or time.perf_counter() - start < budget_s:
-        call()
-        n_calls += 1
-    return (time.perf_counter() - start) / n_calls
 
 
 def rows(budget_s, quick):
