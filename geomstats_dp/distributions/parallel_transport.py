@@ -55,7 +55,7 @@ from geomstats_dp.distributions.base import IsometricTransport
 from geomstats_dp.distributions.baselines.basis import combine
 from geomstats_dp.distributions.baselines.gram_schmidt import orthonormal_basis
 
-CLOSED_FORM_METRICS = (
+CLOSED_FORM_METRICS = (  # served directly: the first two; the others as pullback images
     BiInvariantMetric,
     SpecialEuclideanMatricesCanonicalLeftMetric,
     EuclideanMetric,
@@ -249,6 +249,11 @@ class ParallelTransportSampler(IsometricTransport):
         metric = space.metric if metric is None else metric
         if not has_exact_parallel_transport(metric):
             return False
+        if isinstance(metric, CLOSED_FORM_METRICS[2:]) and not isinstance(
+            metric, PullbackDiffeoMetric
+        ):
+            return False  # families with registered transports; their other spaces (e.g.
+            # symmetric matrices in the Frobenius metric) stay on Gram-Schmidt
         if isinstance(metric, KendallShapeMetric) and not isinstance(space, PreShapeSpace):
             return False
         if isinstance(metric, BiInvariantMetric) and len(space.shape) != 2:
