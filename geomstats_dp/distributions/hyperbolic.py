@@ -11,7 +11,7 @@ import numpy as np
 from geomstats.geometry.hyperboloid import HyperboloidMetric
 from geomstats.geometry.poincare_ball import PoincareBallMetric
 
-from geomstats_dp.distributions.base import IsometricTransport
+from geomstats_dp.distributions.base import IsometricTransport, row_dots
 from geomstats_dp.distributions.registry import register_transport
 from geomstats_dp.distributions.sphere import PoleTransport
 
@@ -21,12 +21,14 @@ class HyperboloidTransport(PoleTransport):
     """Parallel transport from e1 on the hyperboloid (w_0 >= 1, so the pole is always +e1)."""
 
     curvature_sign = -1.0
+    belongs_implies_finite = True  # NaN or inf make the Minkowski norm NaN or inf
 
     @staticmethod
     def _minkowski(first, second):
         """Minkowski product -a_0 b_0 + a_tail . b_tail, shape=[k], without a metric matrix."""
-        tails = np.einsum("ki,ki->k", first[:, 1:], second[:, 1:])
-        return tails - first[:, 0] * second[:, 0]
+        tails = row_dots(first[:, 1:], second[:, 1:])
+        with np.errstate(invalid="ignore"):  # inf - inf at non-finite points: NaN, fails
+            return tails - first[:, 0] * second[:, 0]
 
     def belongs(self, points, atol):
         """|<w, w>_L + 1| <= atol (geomstats' test) and w_0 > 0 (the upper sheet). [k].
@@ -46,6 +48,8 @@ class HyperboloidTransport(PoleTransport):
 class PoincareBallTransport(IsometricTransport):
     """Poincare ball: reference origin, where the metric is 4 <u, v>."""
 
+    belongs_implies_finite = True  # NaN or inf fail |w|^2 < 1 - atol
+
     def from_coordinates(self, coefficients):
         """Coordinates [..., d] -> a / 2 at the origin."""
         return coefficients / 2
@@ -56,7 +60,7 @@ class PoincareBallTransport(IsometricTransport):
 
     def belongs(self, points, atol):
         """|w|^2 < 1 - atol, as geomstats' ``PoincareBall.belongs``. [k]."""
-        return np.einsum("ki,ki->k", points, points) < 1.0 - atol
+        return row_dots(points, points) < 1.0 - atol
 
     def is_tangent(self, vectors, points, atol):
         """Every vector of R^d is tangent to the open ball (shapes are checked before). [k]."""
@@ -71,7 +75,7 @@ class PoincareBallTransport(IsometricTransport):
     @staticmethod
     def _conformal_factor(base_points):
         """1 - |w|^2 per base point, shape=[k, 1]."""
-        return 1.0 - np.einsum("ki,ki->k", base_points, base_points)[:, None]
+        return 1.0 - row_dots(base_points, base_points)[:, None]
 
     def transport(self, base_points, tangent_vecs):
         """u -> (1 - |w|^2) u."""

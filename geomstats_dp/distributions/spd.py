@@ -40,7 +40,8 @@ def is_symmetric(mats, atol):
     adds a relative tolerance) runs only on the matrices that fail that.
     """
     transposed = np.swapaxes(mats, -1, -2)
-    found = np.max(np.abs(mats - transposed), axis=(-2, -1)) <= atol
+    with np.errstate(invalid="ignore"):  # inf - inf at non-finite entries: NaN, fails
+        found = np.max(np.abs(mats - transposed), axis=(-2, -1)) <= atol
     if not found.all():
         rest = ~found
         found[rest] = np.all(np.isclose(mats[rest], transposed[rest], atol=atol), axis=(-2, -1))
@@ -75,6 +76,7 @@ class _SymmetricCoordinates(IsometricTransport):
     """
 
     reference_scale = 1.0
+    belongs_implies_finite = True  # a NaN or inf entry fails the symmetry test
 
     def belongs(self, points, atol):
         """Symmetric within atol and Cholesky-factorisable, as geomstats' test. [k]."""
@@ -155,7 +157,24 @@ class SPDAffineTransport(_EigenbasisTransport):
         X = L U L^T), so the draw is exact; a Cholesky factorisation costs a quarter of the
         eigendecomposition that the parallel transport needs.
         """
-        factors = np.linalg.cholesky(base_points)
+        return self.sample_prepared(base_points, n_samples, rng, None)
+
+    def check_points(self, points, atol):
+        """Membership, and the Cholesky factors of the points when all of them have one.
+
+        The membership test factorises the points anyway; ``sample_prepared`` reuses the
+        factors instead of factorising again.
+        """
+        symmetric = is_symmetric(points, atol)
+        try:
+            factors = np.linalg.cholesky(points)
+        except np.linalg.LinAlgError:
+            return symmetric & is_positive_definite(points), None
+        return symmetric, factors
+
+    def sample_prepared(self, base_points, n_samples, rng, prepared):
+        """``sample`` with the Cholesky factors from ``check_points`` (None: factorise)."""
+        factors = np.linalg.cholesky(base_points) if prepared is None else prepared
         coefficients = rng.standard_normal((n_samples, base_points.shape[0], self.dim))
         at_identity = self.from_coordinates(coefficients)
         return _symmetrize(factors @ at_identity @ np.swapaxes(factors, -1, -2))

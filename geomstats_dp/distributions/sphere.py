@@ -9,7 +9,7 @@ at least 1: the formula from +e1 alone breaks down at w = -e1.
 import numpy as np
 from geomstats.geometry.hypersphere import HypersphereMetric
 
-from geomstats_dp.distributions.base import IsometricTransport
+from geomstats_dp.distributions.base import IsometricTransport, row_dots
 from geomstats_dp.distributions.registry import register_transport
 
 
@@ -53,6 +53,8 @@ class PoleTransport(IsometricTransport):
         """
         n_points, size = base_points.shape
         coefficients = rng.standard_normal((n_samples, n_points, size - 1))
+        if n_points == 1:
+            return self._sample_one_point(base_points[0], coefficients[:, 0])[:, None]
         signs = self.pole_signs(base_points)
         denominator = 1.0 + signs * base_points[:, 0]
         overlap = (coefficients[..., None, :] @ base_points[:, 1:, None])[..., 0]  # [n, k, 1]
@@ -60,6 +62,17 @@ class PoleTransport(IsometricTransport):
         draws = np.empty((n_samples, n_points, size))
         np.subtract(coefficients, coef * base_points[:, 1:], out=draws[..., 1:])
         draws[..., 0] = -coef[..., 0] * (base_points[:, 0] + signs)
+        return draws
+
+    def _sample_one_point(self, point, coefficients):
+        """``sample`` at one base point [d+1] from coefficients [n, d]: scalar pole sign and
+        one matrix-vector product (the batched path's per-call cost is several us)."""
+        sign = 1.0 if point[0] >= 0 else -1.0
+        tail = point[1:]
+        coef = (coefficients @ tail) * (self.curvature_sign / (1.0 + sign * point[0]))
+        draws = np.empty((coefficients.shape[0], point.shape[0]))
+        np.subtract(coefficients, coef[:, None] * tail, out=draws[:, 1:])
+        np.multiply(coef, -(point[0] + sign), out=draws[:, 0])
         return draws
 
     def transport(self, base_points, tangent_vecs):
@@ -80,13 +93,15 @@ class PoleTransport(IsometricTransport):
 class HypersphereTransport(PoleTransport):
     """Hypersphere in extrinsic coordinates with the induced Euclidean metric. O(d)."""
 
+    belongs_implies_finite = True  # NaN or inf make |w|^2 - 1 NaN or inf
+
     def belongs(self, points, atol):
         """| |w|^2 - 1 | <= atol, as geomstats' submersion test; one pass over w. [k]."""
-        return np.abs(np.einsum("ki,ki->k", points, points) - 1.0) <= atol
+        return np.abs(row_dots(points, points) - 1.0) <= atol
 
     def is_tangent(self, vectors, points, atol):
         """|2 <w, u>| <= atol, as geomstats' tangent submersion. [k]."""
-        return np.abs(2.0 * np.einsum("ki,ki->k", points, vectors)) <= atol
+        return np.abs(2.0 * row_dots(points, vectors)) <= atol
 
     def __init__(self, space, metric):
         if tuple(space.shape) != (int(space.dim) + 1,):

@@ -129,10 +129,13 @@ class TangentGaussian:
         """
         sigma = check_positive_finite(sigma, "sigma")
         n_samples = check_positive_int(n_samples, "n_samples")
-        base_points, batched = self._check_base_point(base_point)
+        base_points, batched, prepared = self._check_base_point(base_point)
         means = self._check_mean(mean, base_points)
         rng = get_rng(random_state)
-        draws = self.sampler.sample(base_points, n_samples, rng)
+        if prepared is None:
+            draws = self.sampler.sample(base_points, n_samples, rng)
+        else:
+            draws = self.sampler.sample_prepared(base_points, n_samples, rng, prepared)
         factor = sigma / math.sqrt(self.scale)
         if factor != 1.0:
             draws *= factor  # samplers return a fresh array
@@ -166,7 +169,13 @@ class TangentGaussian:
         )
 
     def _check_base_point(self, base_point):
-        """Return base points as numpy [k, *shape] and whether a batch was given."""
+        """Return base points as numpy [k, *shape], whether a batch was given, and what
+        the sampler can reuse of the membership test (``TangentSampler.check_points``).
+
+        Where the family's membership test fails on any NaN or inf, a passing test proves
+        the points finite and the separate finiteness pass is skipped; a failing one is
+        followed by it, so that non-finite points are reported as such.
+        """
         points = as_numpy(base_point)
         shape = tuple(self.space.shape)
         if points.shape == shape:
@@ -177,18 +186,21 @@ class TangentGaussian:
             raise ValueError(
                 f"base_point must have shape {shape} or [k, *{shape}], got {points.shape}"
             )
-        check_finite_array(points, "base_point")
+        checker = self._checker
+        if not (self.validate and checker.belongs_implies_finite):
+            check_finite_array(points, "base_point")
         if not self.validate:
-            return points, batched
-        on_space = self._checker.belongs(points, self.atol)
+            return points, batched, None
+        on_space, prepared = checker.check_points(points, self.atol)
         if not on_space.all():
+            check_finite_array(points, "base_point")
             index = np.flatnonzero(~on_space).tolist()
             where = f"at batch indices {index}" if batched else ""
             raise ValueError(
                 f"base_point is not on {type(self.space).__name__} (atol={self.atol}) "
                 f"{where}".rstrip()
             )
-        return points, batched
+        return points, batched, prepared if checker is self.sampler else None
 
     def _check_mean(self, mean, base_points):
         """Return the mean as numpy [k, *shape] (or None) after checking it is tangent."""
