@@ -215,6 +215,22 @@ def test_rotation_by_pi_is_reached_through_the_second_reference():
     assert reached.tolist() == [True, False, True]
 
 
+def test_a_point_at_the_cut_locus_of_both_references_raises():
+    """A half-turn about an axis orthogonal to the second reference's rotation axis is a
+    rotation by pi from both references (a half-turn composed with a rotation about an
+    orthogonal axis is a half-turn)."""
+    space = _space("so3")
+    sampler = TangentGaussian(space).sampler
+    skew = sampler.second_reference - sampler.second_reference.T  # 2 sin(angle) [b]_x
+    axis_b = np.array([skew[2, 1], skew[0, 2], skew[1, 0]])
+    axis_a = np.cross(axis_b, [1.0, 0.0, 0.0])
+    axis_a /= np.linalg.norm(axis_a)
+    half_turn = 2 * np.outer(axis_a, axis_a) - np.eye(3)
+    basis = sampler.reference_basis()[:, None]
+    with pytest.raises(ValueError, match=r"indices \[0\] are at the cut locus of both"):
+        sampler.transport(half_turn[None], basis)
+
+
 @pytest.mark.parametrize("n_samples", [2, 40])
 def test_draws_combine_the_seeded_coefficients_with_the_transported_basis(n_samples):
     """Both routes (transporting the draws, or the basis when n_samples >= d) give the same
