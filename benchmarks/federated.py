@@ -1,4 +1,6 @@
-"""PriRFed (Huang et al. 2024): Table 1's accounting, EMG Frechet mean, engine wall time.
+"""PriRFed (Huang et al. 2024): Table 1's accounting, Section 6.1-6.2 curves, engine time.
+
+``python -m benchmarks federated [--quick]`` writes under ``benchmarks/results/``:
 
 - ``federated_table1.csv``: epsilon' at the same noise of the accountants that amplify by
   agent sampling (sampled agents secret: Theorem 4.2, the parallel/optimal rule, the
@@ -6,15 +8,25 @@
   library's default and its end-to-end RDP version): each agent's local training is
   DP-RGD with K = 10 steps whose noise multiplier gives the paper's local (0.15, 1e-4);
   all at Theorem 4.2's delta'.
+- ``federated_eigenvector.csv`` / ``.png``: principal eigenvector on S^24 (Section 6.1,
+  Figure 1's three columns: DP-RSGD with s = N, K = 1, full batch; DP-RSGD with s = 1,
+  K = 5, b = N_i / 2; DP-RSVRG with s = 1, K = 2), excess cost and gradient norm per
+  round, several total epsilons, ``SEEDS`` seeds.
+- ``federated_wishart.csv`` / ``.png``: Frechet mean on SPD(2) of Wishart W(I/2, 2) draws
+  in the ball of radius 1 about I (Section 6.2's synthetic data), (N, N_i) = (20, 250)
+  and (50, 100), s = 1, K = 3: excess risk per round, DP-RSGD and DP-RSVRG.
 - ``federated_emg.csv`` / ``.png``: federated Frechet mean of geomstats' EMG covariances
   (SPD(8)), split into agents as contiguous chunks in recording order (non-iid), excess
   risk of the release against the pooled Frechet mean, for several total epsilons and the
-  local methods DP-RGD and DP-RSGD.
+  local methods DP-RGD, DP-RSGD and DP-RSVRG.
 - ``federated_wall_time.csv``: seconds per round, in-process engine against Flower's
   simulation engine (Ray), same run.
+
+Every curve row records the estimator's accountant and the calibrated local epsilon.
 """
 
 import csv
+import os
 import time
 
 import numpy as np
@@ -33,7 +45,7 @@ TABLE_1 = ((100, 1), (100, 5), (200, 1), (500, 5), (300, 5), (300, 10), (400, 5)
 ROUNDS = (50, 100, 200, 300, 400, 500)
 LOCAL = (0.15, 1e-4)
 LOCAL_STEPS = 10
-STEP_SIZE = {"rsgd": 1.0, "rsvrg": 1.0}  # constant local steps for the PCA cost
+SEEDS = 3
 
 
 def write_csv(path, rows):
@@ -66,6 +78,28 @@ def table_1(quick):
     return rows
 
 
+def curves(est, measure, start, **setting):
+    """One row per round (round 0 = the start) of a fitted PriRFed: ``measure(point)``
+    (a dict) with the setting, the accountant and the calibrated local epsilon."""
+    points = [start] + [record["point"] for record in est.history_]
+    return [dict(setting, round=t, accountant=est.accountant,
+                 local_epsilon=est.local_epsilon_, **measure(point))
+            for t, point in enumerate(points)]
+
+
+def frechet_problem(space, pooled, start):
+    """The excess risk (mean squared distance minus that of the pooled Karcher mean)."""
+    weights = to_backend(np.full(len(pooled), 1 / len(pooled)))
+    data = to_backend(pooled)
+    target = karcher_mean(space, data, weights, to_backend(start), n_iter=30)
+
+    def risk(point):
+        return float(np.mean(to_numpy(space.metric.squared_dist(data, to_backend(point)))))
+
+    base = risk(target)
+    return lambda point: {"excess_risk": risk(point) - base}
+
+
 def emg_agents(n_agents):
     from geomstats_dp.datasets import load_emg_covariances
 
@@ -84,74 +118,110 @@ def emg_runs(quick):
     # a common data scale: divide by the median trace (public preprocessing in practice)
     scale = float(np.median(np.trace(pooled, axis1=1, axis2=2)) / 8)
     agents = [a / scale for a in agents]
-    pooled = pooled / scale
-    start = to_backend(np.eye(8))
-    weights = to_backend(np.full(len(pooled), 1 / len(pooled)))
-    target = karcher_mean(space, to_backend(pooled), weights, start, n_iter=30)
-
-    def risk(point):
-        return float(np.mean(to_numpy(space.metric.squared_dist(to_backend(pooled), point))))
-
-    base = risk(target)
+    measure = frechet_problem(space, pooled / scale, np.eye(8))
     rows = []
-    epsilons = (1.0,) if quick else (0.5, 2.0, 8.0)
-    for method in ("rgd", "rsgd"):
-        for epsilon in epsilons:
-            for seed in range(1 if quick else 2):
+    for method in ("rgd", "rsgd", "rsvrg"):
+        for epsilon in (1.0,) if quick else (0.5, 2.0, 8.0):
+            for seed in range(1 if quick else SEEDS):
                 tic = time.perf_counter()
                 est = PriRFed(space, epsilon=epsilon, n_rounds=5 if quick else 10,
-                              n_sampled=3, local_steps=5, local_method=method,
-                              clip_norm=3.0, batch_size=16, init_point=np.eye(8),
-                              random_state=seed).fit(agents)
-                elapsed = time.perf_counter() - tic
-                for t, record in enumerate(est.history_):
-                    rows.append({"method": method, "epsilon": epsilon, "seed": seed,
-                                 "round": t + 1,
-                                 "excess_risk": risk(to_backend(record["point"])) - base,
-                                 "fit_seconds": elapsed})
+                              n_sampled=3, local_steps=5 if method != "rsvrg" else 1,
+                              local_method=method, clip_norm=3.0, batch_size=16,
+                              init_point=np.eye(8), random_state=seed).fit(agents)
+                rows += curves(est, measure, np.eye(8), method=method, epsilon=epsilon,
+                               seed=seed, fit_seconds=time.perf_counter() - tic)
     return rows
 
 
+def wishart_runs(quick):
+    """Section 6.2's synthetic problem: 5,000 Wishart draws within distance 1 of I."""
+    from benchmarks.laplace import Setup, spd_space, wishart_in_ball
+
+    setup = Setup("spd2_affine", spd_space(), np.eye(2), 1.0, wishart_in_ball)
+    pooled = setup.sample(1000 if quick else 5000, np.random.default_rng(0))
+    measure = frechet_problem(setup.space, pooled, np.eye(2))
+    rows = []
+    for n_agents in (20,) if quick else (20, 50):
+        agents = np.split(pooled, n_agents)
+        for method in ("rsgd", "rsvrg"):
+            for epsilon in (1.0,) if quick else (1.0, 4.0):
+                for seed in range(1 if quick else SEEDS):
+                    tic = time.perf_counter()
+                    est = PriRFed(setup.space, epsilon=epsilon,
+                                  n_rounds=10 if quick else WISHART_ROUNDS, n_sampled=1,
+                                  local_steps=3, local_method=method, clip_norm=1.0,
+                                  step_size=WISHART_STEP[method], init_point=np.eye(2),
+                                  random_state=seed).fit(agents)
+                    rows += curves(est, measure, np.eye(2), n_agents=n_agents,
+                                   method=method, epsilon=epsilon, seed=seed,
+                                   fit_seconds=time.perf_counter() - tic)
+    return rows
+
+
+def eigenvector_data(n_agents, n_each, dim=25, gap=1e-3, seed=0):
+    """Section 6.1's data: agent i holds the rows of Z_i = U_i Sigma_i V, U_i [n_i, d + 1]
+    column orthonormal, Sigma_i = diag(1, 1 - 1.1 gap, ..., 1 - 1.4 gap, |y| / (d + 1)),
+    y standard normal (per agent), V one random orthogonal matrix (shared: the agents
+    sample one population), rows rescaled by sqrt(n_i / 5) (|z| of order 1)."""
+    rng = np.random.default_rng(seed)
+    basis = np.linalg.qr(rng.normal(size=(dim, dim)))[0]
+    agents = []
+    for _ in range(n_agents):
+        top = 1 - gap * np.array([0.0, 1.1, 1.2, 1.3, 1.4])
+        sigma = np.concatenate([top, np.abs(rng.normal(size=dim - 5)) / dim])
+        left = np.linalg.qr(rng.normal(size=(n_each, dim)))[0]
+        agents.append(np.sqrt(n_each / 5) * (left * sigma) @ basis.T)
+    return agents
+
+
 def eigenvector_runs(quick):
-    """Principal eigenvector on S^24 (Section 6.1 of Huang et al.: d + 1 = 25, gap 1e-3)."""
+    """Principal eigenvector on S^24, Figure 1's three settings of Huang et al. (2024)."""
     from geomstats.geometry.hypersphere import Hypersphere
 
     from geomstats_dp.learning.pca import PCALoss
 
-    dim, n_agents, n_each = 25, 10, 100 if quick else 200
-    rng = np.random.default_rng(0)
-    basis = np.linalg.qr(rng.normal(size=(dim, dim)))[0]
-    eigenvalues = np.concatenate([[1.0, 1.0 - 1e-3], np.linspace(0.5, 0.05, dim - 2)])
-    records = rng.normal(size=(n_agents * n_each, dim)) * np.sqrt(eigenvalues) @ basis.T
-    records /= np.max(np.linalg.norm(records, axis=1))  # public bound |z| <= 1
-    agents = np.split(records, n_agents)
-    space = Hypersphere(dim - 1)
-    loss = PCALoss(space)
-    data = to_backend(records)
-    top = float(np.linalg.eigvalsh(records.T @ records / len(records))[-1])
+    n_agents, n_each = 10, 100 if quick else 200
+    space = Hypersphere(24)
+    loss = PCALoss(space, data_norm=1.0)  # public per-record bound |z| <= 1
+    agents = eigenvector_data(n_agents, n_each)
+    data = loss.check_data(np.concatenate(agents))
+    rows_np = to_numpy(data)
+    top = float(np.linalg.eigvalsh(rows_np.T @ rows_np / len(rows_np))[-1])
 
-    def measures(point):
+    def measure(point):
         point = to_backend(point)
         cost = -float(np.mean(to_numpy(loss.values(point, data))))
         grad = np.mean(to_numpy(loss.gradients(point, data)), axis=0)
-        return top - cost, float(np.linalg.norm(grad))
+        return {"excess_cost": top - cost, "gradient_norm": float(np.linalg.norm(grad))}
 
+    settings = (  # Figure 1's columns: (label, method, s, K, batch size, step size)
+        ("DP-RSGD s=N K=1 b=N_i", "rsgd", n_agents, 1, n_each, 1.0),
+        ("DP-RSGD s=1 K=5 b=N_i/2", "rsgd", 1, 5, n_each // 2, 1.0),
+        ("DP-RSVRG s=1 K=2", "rsvrg", 1, 2, None, 1.0),
+    )
+    start = np.eye(25)[0]
     rows = []
-    for method in ("rsgd", "rsvrg"):
-        for epsilon in (1.0,) if quick else (1.0, 8.0, 1e4):
-            tic = time.perf_counter()
-            est = PriRFed(space, loss=loss, epsilon=epsilon, n_rounds=5 if quick else 10,
-                          n_sampled=3, local_steps=20 if method == "rsgd" else 1,
-                          local_method=method, clip_norm=2.0, batch_size=10,
-                          step_size=STEP_SIZE[method],
-                          random_state=0).fit(agents)
-            elapsed = time.perf_counter() - tic
-            for t, record in enumerate(est.history_):
-                gap, grad_norm = measures(record["point"])
-                rows.append({"method": method, "epsilon": epsilon, "round": t + 1,
-                             "excess_cost": gap, "gradient_norm": grad_norm,
-                             "fit_seconds": elapsed})
+    for label, method, n_sampled, n_steps, batch, step in settings:
+        for epsilon in (1.0,) if quick else EIGEN_EPSILONS:
+            for seed in range(1 if quick else SEEDS):
+                tic = time.perf_counter()
+                est = PriRFed(space, loss=loss, epsilon=epsilon,
+                              n_rounds=5 if quick else EIGEN_ROUNDS, n_sampled=n_sampled,
+                              local_steps=n_steps, local_method=method, clip_norm=2.0,
+                              batch_size=batch, step_size=step, init_point=start,
+                              random_state=seed).fit(agents)
+                rows += curves(est, measure, start, setting=label, method=method,
+                               epsilon=epsilon, seed=seed,
+                               fit_seconds=time.perf_counter() - tic)
     return rows
+
+
+EIGEN_EPSILONS = (1.0, 4.0, 16.0, 64.0)
+EIGEN_ROUNDS = 50
+WISHART_ROUNDS = 40
+# DP-RSGD: the paper's 0.05 on ||log||^2, i.e. 0.1 on d^2 / 2; DP-RSVRG: 0.1 / m (m = 10
+# inner steps for N_i = 100), the best of (library default, 0.01, 0.03, 0.1) on this data
+WISHART_STEP = {"rsgd": 0.1, "rsvrg": 0.01}
 
 
 def wall_time(quick):
@@ -172,52 +242,77 @@ def wall_time(quick):
         seconds = time.perf_counter() - tic
         rows.append({"engine": engine, "n_rounds": n_rounds, "seconds": seconds,
                      "seconds_per_round": seconds / n_rounds,
-                     "estimate": " ".join(f"{v:.12f}" for v in to_numpy(est.estimate_))})
+                     "estimate": " ".join(f"{v:.12f}" for v in to_numpy(est.estimate_)),
+                     "loadavg": " ".join(f"{v:.2f}" for v in os.getloadavg())})
     rows[1]["ratio_to_local"] = rows[1]["seconds"] / rows[0]["seconds"]
     rows[0]["ratio_to_local"] = 1.0
     return rows
 
 
-def plot_emg(rows, path):
+def plot_curves(rows, path, columns, metrics, lines, title):
+    """A panel per (metric, value of ``columns``); a line per value of ``lines`` (a key
+    tuple): the mean over seeds per round, with the min-max band; log y axis."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    keys = sorted({(r["method"], r["epsilon"]) for r in rows})
-    for method, epsilon in keys:
-        sel = [r for r in rows if r["method"] == method and r["epsilon"] == epsilon]
-        rounds = sorted({r["round"] for r in sel})
-        mean = [np.mean([r["excess_risk"] for r in sel if r["round"] == t]) for t in rounds]
-        ax.plot(rounds, mean, marker="o", label=f"DP-{method.upper()}, eps={epsilon}")
-    ax.set_yscale("log")
-    ax.set_xlabel("round")
-    ax.set_ylabel("excess risk (mean over seeds)")
-    ax.set_title("PriRFed Frechet mean, EMG SPD(8), 10 agents, s=3, K=5")
-    ax.legend(fontsize=7)
+    column_values = list(dict.fromkeys(r[columns] for r in rows))
+    fig, axes = plt.subplots(len(metrics), len(column_values), squeeze=False,
+                             figsize=(4.2 * len(column_values), 3.2 * len(metrics)))
+    for j, value in enumerate(column_values):
+        sel = [r for r in rows if r[columns] == value]
+        for key in dict.fromkeys(tuple(r[k] for k in lines) for r in sel):
+            line = [r for r in sel if tuple(r[k] for k in lines) == key]
+            rounds = sorted({r["round"] for r in line})
+            for i, metric in enumerate(metrics):
+                values = np.array([[r[metric] for r in line if r["round"] == t]
+                                   for t in rounds])
+                axes[i, j].plot(rounds, values.mean(axis=1),
+                                label=", ".join(f"{k}={v}" for k, v in zip(lines, key)))
+                axes[i, j].fill_between(rounds, values.min(axis=1), values.max(axis=1),
+                                        alpha=0.15)
+        for i, metric in enumerate(metrics):
+            axes[i, j].set(yscale="log", xlabel="round", ylabel=metric,
+                           title=f"{columns}={value}" if i == 0 else None)
+        axes[0, j].legend(fontsize=6)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
+def _print_last(rows):
+    last = max(r["round"] for r in rows)
+    for row in rows:
+        if row["round"] == last:
+            print(row, flush=True)
+
+
 def run(output_dir, quick=False):
-    """Write the three result files under ``output_dir``."""
+    """Write the result files under ``output_dir``."""
     rows = table_1(quick)
     write_csv(output_dir / "federated_table1.csv", rows)
     for row in rows[:: max(len(rows) // 8, 1)]:
         print(row, flush=True)
-    emg = emg_runs(quick)
-    write_csv(output_dir / "federated_emg.csv", emg)
-    plot_emg(emg, output_dir / "federated_emg.png")
-    for row in emg:
-        if row["round"] == max(r["round"] for r in emg):
-            print(row, flush=True)
     eigen = eigenvector_runs(quick)
     write_csv(output_dir / "federated_eigenvector.csv", eigen)
-    for row in eigen:
-        if row["round"] == max(r["round"] for r in eigen):
-            print(row, flush=True)
+    plot_curves(eigen, output_dir / "federated_eigenvector.png", "setting",
+                ("excess_cost", "gradient_norm"), ("epsilon",),
+                f"PriRFed principal eigenvector, S^24, N=10, mean over {SEEDS} seeds")
+    _print_last(eigen)
+    wishart = wishart_runs(quick)
+    write_csv(output_dir / "federated_wishart.csv", wishart)
+    plot_curves(wishart, output_dir / "federated_wishart.png", "n_agents",
+                ("excess_risk",), ("method", "epsilon"),
+                f"PriRFed Frechet mean, Wishart SPD(2), s=1, K=3, mean over {SEEDS} seeds")
+    _print_last(wishart)
+    emg = emg_runs(quick)
+    write_csv(output_dir / "federated_emg.csv", emg)
+    plot_curves(emg, output_dir / "federated_emg.png", "method", ("excess_risk",),
+                ("epsilon",), f"PriRFed Frechet mean, EMG SPD(8), 10 agents, s=3, "
+                f"mean over {SEEDS} seeds")
+    _print_last(emg)
     timing = wall_time(quick)
     write_csv(output_dir / "federated_wall_time.csv", timing)
     for row in timing:
