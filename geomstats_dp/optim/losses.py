@@ -9,6 +9,7 @@ from abc import ABC, abstractmethod
 
 import geomstats.backend as gs
 import numpy as np
+from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import as_numpy, to_backend
 from geomstats_dp._validation import (
@@ -16,6 +17,9 @@ from geomstats_dp._validation import (
     check_on_space,
     check_positive_finite,
 )
+from geomstats_dp.distributions.registry import unwrap_metric
+from geomstats_dp.optim.affine_log import AffineLogSums
+from geomstats_dp.optim.clipping import zero_nonfinite
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 from geomstats_dp.optim.samples import PairedSamples
 
@@ -81,6 +85,34 @@ class PerSampleLoss(ABC):
             Tangent at ``point``.
         """
 
+    def gradient_sums(self, point):
+        """Per-sample gradient norms and their weighted sums at ``point``, chunk by chunk.
+
+        Work that depends on the point alone is done here, once per query; a loss with a
+        cheaper route than ``gradients`` then ``metric.norm`` overrides this.
+
+        Parameters
+        ----------
+        point : array-like, shape=[*space.shape]
+
+        Returns
+        -------
+        sums : callable
+            ``sums(data [k, ...]) -> (norms [k], weighted_sum)``: the Riemannian norms at
+            ``point`` of the k gradients and ``weighted_sum(coefficients [k])``, the
+            tangent vector sum_i c_i grad f(point; z_i) with the gradients of non-finite
+            norm counted as zero.
+        """
+        metric = self.space.metric
+
+        def sums(data):
+            grads = self.gradients(point, data)
+            norms = metric.norm(grads, point)
+            grads = zero_nonfinite(grads, norms)
+            return norms, lambda coefficients: gs.einsum("k,k...->...", coefficients, grads)
+
+        return sums
+
 
 class SquaredDistanceLoss(PerSampleLoss):
     """f(x; z) = d(x, z)^2 / 2, whose minimiser over a (weighted) sample is the Frechet mean.
@@ -126,6 +158,17 @@ class SquaredDistanceLoss(PerSampleLoss):
     def gradients(self, point, data):
         """-Log_x(z_i) for each sample, shape=[k, *space.shape]."""
         return -self.space.metric.log(data, point)
+
+    def gradient_sums(self, point):
+        """As ``PerSampleLoss.gradient_sums``; on SPD with the affine-invariant metric
+        (possibly scaled) one ``eigh`` per sample gives the norms and the sums
+        (``AffineLogSums``), unless a subclass overrides ``gradients``."""
+        metric, scale = unwrap_metric(self.space.metric)
+        if type(metric) is SPDAffineMetric and (
+            type(self).gradients is SquaredDistanceLoss.gradients
+        ):
+            return AffineLogSums(point, scale)
+        return super().gradient_sums(point)
 
 
 class AutodiffLoss(PerSampleLoss):

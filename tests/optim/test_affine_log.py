@@ -1,0 +1,67 @@
+"""The one-eigh route of clipped sums on SPD (affine-invariant) equals geomstats' log + norm."""
+
+import geomstats.backend as gs
+import numpy as np
+from geomstats.geometry.scalar_product_metric import ScalarProductMetric
+from geomstats.geometry.spd_matrices import SPDMatrices
+
+from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.optim import SquaredDistanceLoss
+from geomstats_dp.optim.affine_log import AffineLogSums
+
+from .spies import CountingLoss
+
+
+def _points(n_points, dim=4):
+    space = SPDMatrices(dim)
+    gs.random.seed(1)
+    return space, space.random_point(n_points), space.random_point()
+
+
+def _reference(space, data, point, coefficients):
+    """Norms and sum_i c_i (-Log_P X_i) through geomstats' log and metric norm."""
+    grads = -space.metric.log(data, point)
+    norms = space.metric.norm(grads, point)
+    return to_numpy(norms), np.einsum("k,kij->ij", to_numpy(coefficients), to_numpy(grads))
+
+
+def test_norms_and_sums_match_geomstats():
+    space, data, point = _points(9)
+    coefficients = to_backend(np.linspace(-1.0, 2.0, 9))
+    norms, weighted_sum = AffineLogSums(point)(data)
+    expected_norms, expected_sum = _reference(space, data, point, coefficients)
+    np.testing.assert_allclose(to_numpy(norms), expected_norms, rtol=1e-10)
+    np.testing.assert_allclose(to_numpy(weighted_sum(coefficients)), expected_sum,
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_scaled_metric_scales_norms_only():
+    space, data, point = _points(5)
+    space.equip_with_metric(ScalarProductMetric(space, 2.5))
+    coefficients = to_backend(np.ones(5))
+    norms, weighted_sum = SquaredDistanceLoss(space).gradient_sums(point)(data)
+    expected_norms, expected_sum = _reference(space, data, point, coefficients)
+    np.testing.assert_allclose(to_numpy(norms), expected_norms, rtol=1e-10)
+    np.testing.assert_allclose(to_numpy(weighted_sum(coefficients)), expected_sum,
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_non_positive_sample_has_infinite_norm_and_adds_nothing():
+    space, data, point = _points(4)
+    broken = to_numpy(data).copy()
+    broken[2] = -np.eye(4)  # not positive definite: log of negative eigenvalues
+    norms, weighted_sum = AffineLogSums(point)(to_backend(broken))
+    finite = np.isfinite(to_numpy(norms))
+    assert finite.tolist() == [True, True, False, True]
+    coefficients = to_backend(np.array([1.0, 1.0, 5.0, 1.0]))
+    keep = [0, 1, 3]
+    _, expected = _reference(space, data[keep], point, coefficients[keep])
+    np.testing.assert_allclose(to_numpy(weighted_sum(coefficients)), expected,
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_route_kept_for_overridden_gradients_and_other_losses():
+    space, _, _ = _points(1)
+    point = to_backend(np.eye(4))
+    assert isinstance(SquaredDistanceLoss(space).gradient_sums(point), AffineLogSums)
+    assert not isinstance(CountingLoss(space).gradient_sums(point), AffineLogSums)
