@@ -13,6 +13,10 @@ from geomstats_dp.distributions.base import IsometricTransport, row_dots
 from geomstats_dp.distributions.registry import register_transport
 
 
+CHUNK_FLOATS = 2**15
+"""Floats in one temporary of the one-point draw (256 KiB): many draws go in row blocks."""
+
+
 class PoleTransport(IsometricTransport):
     """Transport from the pole s e1 of a quadric to w, shared by sphere and hyperboloid.
 
@@ -70,8 +74,12 @@ class PoleTransport(IsometricTransport):
         sign = 1.0 if point[0] >= 0 else -1.0
         tail = point[1:]
         coef = (coefficients @ tail) * (self.curvature_sign / (1.0 + sign * point[0]))
-        draws = np.empty((coefficients.shape[0], point.shape[0]))
-        np.subtract(coefficients, coef[:, None] * tail, out=draws[:, 1:])
+        n_samples = coefficients.shape[0]
+        draws = np.empty((n_samples, point.shape[0]))
+        rows = max(1, CHUNK_FLOATS // point.shape[0])
+        for start in range(0, n_samples, rows):  # the temporary coef * tail stays in cache
+            chunk = slice(start, start + rows)
+            np.subtract(coefficients[chunk], coef[chunk, None] * tail, out=draws[chunk, 1:])
         np.multiply(coef, -(point[0] + sign), out=draws[:, 0])
         return draws
 

@@ -69,7 +69,9 @@ def minimize(
         The one source of randomness: batches, indices, noise, random output, restarts.
     noise_sampler : object, optional
         ``sample(base_point, n_samples=1, sigma=..., random_state=rng)`` returning a
-        tangent vector; default ``TangentGaussian(space)``.
+        tangent vector; default ``TangentGaussian(space, validate=False)``: the iterates
+        are retractions of the checked starting point, and a failed membership test on
+        them would be an error that depends on the data (finiteness is still checked).
     transport : VectorTransport, optional
         For VarianceReduced; default ``resolve_transport(space)``.
     callback : callable, optional
@@ -107,7 +109,7 @@ def minimize(
     weights = to_backend(normalize_sample_weight(sample_weight, n_samples))
     rng = get_rng(random_state)
     if noise_sampler is None and any(std > 0 for std in strategy.noise_stds):
-        noise_sampler = TangentGaussian(space)
+        noise_sampler = TangentGaussian(space, validate=False)
     if transport is None and strategy.needs_transport:
         transport = resolve_transport(space)
     oracle = GradientOracle(loss, data, weights, noise_sampler, rng)
