@@ -26,6 +26,9 @@ class HyperboloidTransport(PoleTransport):
     @staticmethod
     def _minkowski(first, second):
         """Minkowski product -a_0 b_0 + a_tail . b_tail, shape=[k], without a metric matrix."""
+        if first.shape[0] == 1:  # Python floats: inf - inf is NaN without a warning
+            head = float(first[0, 0]) * float(second[0, 0])
+            return np.array([float(first[0, 1:] @ second[0, 1:]) - head])
         tails = row_dots(first[:, 1:], second[:, 1:])
         with np.errstate(invalid="ignore"):  # inf - inf at non-finite points: NaN, fails
             return tails - first[:, 0] * second[:, 0]
