@@ -249,9 +249,10 @@ def wall_time(quick):
     return rows
 
 
-def plot_curves(rows, path, columns, metrics, lines, title):
+def plot_curves(rows, path, columns, metrics, lines, title, stat="mean"):
     """A panel per (metric, value of ``columns``); a line per value of ``lines`` (a key
-    tuple): the mean over seeds per round, with the min-max band; log y axis."""
+    tuple): per round, the mean over seeds with the min-max band (``stat="mean"``) or
+    the median with the quartiles ("median"), non-finite values left out; log y axis."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -268,10 +269,12 @@ def plot_curves(rows, path, columns, metrics, lines, title):
             for i, metric in enumerate(metrics):
                 values = np.array([[r[metric] for r in line if r["round"] == t]
                                    for t in rounds])
-                axes[i, j].plot(rounds, values.mean(axis=1),
+                low, centre, high = (
+                    (np.nanmin(values, 1), np.nanmean(values, 1), np.nanmax(values, 1))
+                    if stat == "mean" else np.nanpercentile(values, [25, 50, 75], axis=1))
+                axes[i, j].plot(rounds, centre,
                                 label=", ".join(f"{k}={v}" for k, v in zip(lines, key)))
-                axes[i, j].fill_between(rounds, values.min(axis=1), values.max(axis=1),
-                                        alpha=0.15)
+                axes[i, j].fill_between(rounds, low, high, alpha=0.15)
         for i, metric in enumerate(metrics):
             axes[i, j].set(yscale="log", xlabel="round", ylabel=metric,
                            title=f"{columns}={value}" if i == 0 else None)
