@@ -7,6 +7,7 @@ rounds and each keeps its fastest round, so that load from other processes on th
 machine hits both alike. Target: the library within 3x of the minimal code everywhere.
 """
 
+import os
 import time
 
 import geomstats.backend as gs
@@ -186,6 +187,7 @@ def rows(budget_s):
         row["ratio"] = best["library"] / best["minimal"]
         row["ratio_validate_false"] = best["library_validate_false"] / best["minimal"]
         row["met"] = row["ratio"] <= TARGET
+        row["load_average"] = os.getloadavg()[0]
         found.append(row)
         print(f"  {label}: {row['ratio']:.2f}x (validate=False {row['ratio_validate_false']:.2f}x)",
               flush=True)
