@@ -25,25 +25,26 @@ def _reference(space, data, point, coefficients):
     return to_numpy(norms), np.einsum("k,kij->ij", to_numpy(coefficients), to_numpy(grads))
 
 
-def test_norms_and_sums_match_geomstats():
-    space, data, point = _points(9)
-    coefficients = to_backend(np.linspace(-1.0, 2.0, 9))
-    norms, weighted_sum = AffineLogSums(point)(data)
+def _check_against_geomstats(sums, space, data, point, coefficients):
+    norms, weighted_sum = sums(data)
     expected_norms, expected_sum = _reference(space, data, point, coefficients)
     np.testing.assert_allclose(to_numpy(norms), expected_norms, rtol=1e-10)
     np.testing.assert_allclose(to_numpy(weighted_sum(coefficients)), expected_sum,
                                rtol=1e-9, atol=1e-12)
+
+
+def test_norms_and_sums_match_geomstats():
+    space, data, point = _points(9)
+    coefficients = to_backend(np.linspace(-1.0, 2.0, 9))
+    _check_against_geomstats(AffineLogSums(point), space, data, point, coefficients)
 
 
 def test_scaled_metric_scales_norms_only():
     space, data, point = _points(5)
     space.equip_with_metric(ScalarProductMetric(space, 2.5))
-    coefficients = to_backend(np.ones(5))
-    norms, weighted_sum = SquaredDistanceLoss(space).gradient_sums(point)(data)
-    expected_norms, expected_sum = _reference(space, data, point, coefficients)
-    np.testing.assert_allclose(to_numpy(norms), expected_norms, rtol=1e-10)
-    np.testing.assert_allclose(to_numpy(weighted_sum(coefficients)), expected_sum,
-                               rtol=1e-9, atol=1e-12)
+    sums = SquaredDistanceLoss(space).gradient_sums(point)
+    assert isinstance(sums, AffineLogSums)
+    _check_against_geomstats(sums, space, data, point, to_backend(np.ones(5)))
 
 
 def test_non_positive_sample_has_infinite_norm_and_adds_nothing():
