@@ -39,9 +39,10 @@ def is_symmetric(mats, atol):
     |X - X^T| <= atol everywhere implies it (one subtraction); numpy's ``isclose`` (which
     adds a relative tolerance) runs only on the matrices that fail that.
     """
-    transposed = np.swapaxes(mats, -1, -2)
+    transposed = mats.swapaxes(-1, -2)
     with np.errstate(invalid="ignore"):  # inf - inf at non-finite entries: NaN, fails
-        found = np.max(np.abs(mats - transposed), axis=(-2, -1)) <= atol
+        deviation = mats - transposed
+    found = np.abs(deviation, out=deviation).max(axis=(-2, -1)) <= atol
     if np.count_nonzero(found) < found.size:  # ndarray.all() costs 2 us
         rest = ~found
         found[rest] = np.all(np.isclose(mats[rest], transposed[rest], atol=atol), axis=(-2, -1))
@@ -98,15 +99,29 @@ class _SymmetricCoordinates(IsometricTransport):
         rows, cols = self._triu
         return self.reference_scale * np.where(rows == cols, 1.0, np.sqrt(0.5))
 
-    def from_coordinates(self, coefficients):
-        """Coordinates [..., m(m+1)/2] -> symmetric matrices [..., m, m] at I."""
+    @functools.cached_property
+    def _gather(self):
+        """For each entry (r, s) of an m x m matrix, row-major: the index of its coordinate
+        (that of (min, max)) and its scale, shapes [m^2]."""
         size = self.space.n
         rows, cols = self._triu
-        mats = np.zeros(coefficients.shape[:-1] + (size, size))
-        values = coefficients * self._entry_scales
-        mats[..., rows, cols] = values
-        mats[..., cols, rows] = values
-        return mats
+        index = np.empty((size, size), dtype=np.intp)
+        index[rows, cols] = np.arange(rows.size)
+        index[cols, rows] = np.arange(rows.size)
+        index = index.ravel()
+        return index, self._entry_scales[index]
+
+    def from_coordinates(self, coefficients):
+        """Coordinates [..., m(m+1)/2] -> symmetric matrices [..., m, m] at I.
+
+        One gather of the m^2 entries (entry (r, s) = coordinate of (min, max) times its
+        scale): the same values as scattering the scaled coordinates to both triangles.
+        """
+        size = self.space.n
+        index, scales = self._gather
+        mats = np.take(coefficients, index, axis=-1)
+        mats *= scales
+        return mats.reshape(coefficients.shape[:-1] + (size, size))
 
     def to_coordinates(self, tangent_vecs):
         """Symmetric matrices [..., m, m] at I -> coordinates [..., m(m+1)/2]."""
