@@ -97,8 +97,8 @@ FULL = Settings(
     point_budget_s=0.1,
     throughput_draws=10_000,
     throughput_spaces=(("SPD(10) affine", 10), ("S^999", 999)),
-    rsgd_budget_s=1.5,
-    rsgd_rounds=3,
+    rsgd_budget_s=0.5,
+    rsgd_rounds=6,
 )
 QUICK = Settings(
     spd_sizes=(3, 5),
