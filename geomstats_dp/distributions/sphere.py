@@ -56,9 +56,12 @@ class PoleTransport(IsometricTransport):
         (1 + s w_0): the same map as ``transport``, without building (0, a) first.
         """
         n_points, size = base_points.shape
+        if n_points == 1:  # the same normals as the batched draw below, in the same order
+            if n_samples == 1:
+                return self._sample_once(base_points[0], rng.standard_normal(size - 1))
+            coefficients = rng.standard_normal((n_samples, size - 1))
+            return self._sample_one_point(base_points[0], coefficients)[:, None]
         coefficients = rng.standard_normal((n_samples, n_points, size - 1))
-        if n_points == 1:
-            return self._sample_one_point(base_points[0], coefficients[:, 0])[:, None]
         signs = self.pole_signs(base_points)
         denominator = 1.0 + signs * base_points[:, 0]
         overlap = (coefficients[..., None, :] @ base_points[:, 1:, None])[..., 0]  # [n, k, 1]
@@ -66,6 +69,16 @@ class PoleTransport(IsometricTransport):
         draws = np.empty((n_samples, n_points, size))
         np.subtract(coefficients, coef * base_points[:, 1:], out=draws[..., 1:])
         draws[..., 0] = -coef[..., 0] * (base_points[:, 0] + signs)
+        return draws
+
+    def _sample_once(self, point, coefficients):
+        """One draw [1, 1, d+1] at one point [d+1] from coefficients [d], in scalars."""
+        sign = 1.0 if point[0] >= 0 else -1.0
+        tail = point[1:]
+        coef = float(coefficients @ tail) * (self.curvature_sign / (1.0 + sign * point[0]))
+        draws = np.empty((1, 1, point.shape[0]))
+        np.subtract(coefficients, coef * tail, out=draws[0, 0, 1:])
+        draws[0, 0, 0] = coef * -(point[0] + sign)
         return draws
 
     def _sample_one_point(self, point, coefficients):
