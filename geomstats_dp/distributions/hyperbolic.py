@@ -72,7 +72,11 @@ class PoincareBallTransport(IsometricTransport):
     def sample(self, base_points, n_samples, rng):
         """a (1 - |w|^2) / 2 in one pass: ``from_coordinates`` then ``transport``."""
         draws = rng.standard_normal((n_samples,) + base_points.shape)
-        draws *= self._conformal_factor(base_points) / 2
+        if base_points.shape[0] == 1:  # a float factor: no [k, 1] temporaries
+            point = base_points[0]
+            draws *= (1.0 - float(point @ point)) / 2
+        else:
+            draws *= self._conformal_factor(base_points) / 2
         return draws
 
     @staticmethod
