@@ -76,21 +76,9 @@ class TangentSampler(ABC):
         return np.atleast_1d(to_numpy(found)).astype(bool)
 
     def check_points(self, points, atol):
-        """``belongs``, plus whatever of the test ``sample_prepared`` can reuse.
-
-        Parameters
-        ----------
-        points : array-like, shape=[k, *space.shape]
-            float64 numpy.
-        atol : float
-
-        Returns
-        -------
-        belongs : array-like, shape=[k], bool
-        prepared : object or None
-            None here; a family may return a factorisation of the points computed by its
-            test (SPD affine: the Cholesky factors), valid for these points only.
-        """
+        """``(belongs(points, atol), prepared)``: the membership test [k], and what of its
+        work ``sample_prepared`` can reuse at these points only (None here; SPD affine:
+        the Cholesky factors [k, m, m])."""
         return self.belongs(points, atol), None
 
     def sample_prepared(self, base_points, n_samples, rng, prepared):
