@@ -77,7 +77,8 @@ class _SymmetricCoordinates(IsometricTransport):
     """
 
     reference_scale = 1.0
-    belongs_implies_finite = True  # a NaN or inf entry fails the symmetry test
+    # not belongs_implies_finite: +inf on the diagonal passes the symmetry test (isclose
+    # takes equal infinities as close) and the Cholesky factorisation
 
     def belongs(self, points, atol):
         """Symmetric within atol and Cholesky-factorisable, as geomstats' test. [k]."""
