@@ -30,6 +30,7 @@ from scipy import optimize, stats
 
 from geomstats_dp._validation import check_positive_finite, check_positive_int, check_probability
 from geomstats_dp.privacy.events import GaussianEvent
+from geomstats_dp.privacy.federated import _smallest_epsilon
 from geomstats_dp.privacy.renyi import (
     ORDERS,
     _quiet,
@@ -190,16 +191,13 @@ def _public_epsilon(local_events, rate, n_rounds, delta):
     intercept = slope * np.log1p(-1.0 / orders) - np.log(orders)
     rdp = participations[:, None] * curve[None, :]
 
-    def excess(epsilon):
+    def delta_of(epsilon):
         log_deltas = np.min(slope * (rdp - epsilon) + intercept, axis=1)
-        return float(np.dot(weights, np.exp(np.minimum(log_deltas, 0.0)))) - delta
+        return float(np.dot(weights, np.exp(np.minimum(log_deltas, 0.0))))
 
     # k = T at every round's conversion already meets delta (up to rounding)
     largest = float(np.min(n_rounds * curve + conversion_offset(delta))) * (1 + 1e-9) + 1e-12
-    if excess(0.0) <= 0:
-        return 0.0
-    root = optimize.brentq(excess, 0.0, largest, xtol=1e-12 * largest)
-    return root if excess(root) <= 0 else root + 1e-12 * largest
+    return _smallest_epsilon(delta_of, largest, delta)
 
 
 def end_to_end_local_target(local_events_of, epsilon, delta, n_agents, n_sampled, n_rounds):
