@@ -18,12 +18,14 @@ import warnings
 
 import numpy as np
 
-from geomstats_dp._backend import get_rng, to_backend, to_numpy
+from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp._validation import check_positive_finite
 from geomstats_dp.distributions import RiemannianLaplace
 from geomstats_dp.distributions.laplace import frechet_mean_sensitivity, laplace_scale
 from geomstats_dp.distributions.laplace.sensitivity import locally_bounded
 from geomstats_dp.learning._data import check_values
+from geomstats_dp.learning._diagnostics import user_stacklevel
+from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.learning.reference import exact_frechet_mean
 from geomstats_dp.privacy import PrivacyLeakWarning, PureEvent
 
@@ -53,61 +55,59 @@ def project_onto_ball(space, points, center, radius):
     return projected, int(outside.sum())
 
 
-def fit_laplace(estimator, points, weights, budget):
-    """Release a Laplace-perturbed Frechet mean; return the fitted attributes.
+class LaplaceRelease(ReleaseMechanism):
+    """The Riemannian Laplace release of the Frechet mean (pure epsilon-DP; module doc).
 
-    Parameters
-    ----------
-    estimator : PrivateFrechetMean
-        Its ``space``, ``epsilon``, ``radius``, ``center``, ``random_state``, ``secure``.
-    points : numpy.ndarray, shape=[n, *space.shape]
-        Shape-checked data (values are checked after the budget).
-    weights : numpy.ndarray, shape=[n]
-        Must be uniform: Theorem 2 bounds the unweighted mean.
-    budget : PrivacyBudget
-
-    Returns
-    -------
-    fitted : dict
+    Needs the estimator's public ball (``radius``, ``center``) and uniform weights.
     """
-    space, n_samples = estimator.space, len(points)
-    if estimator.radius is None or estimator.center is None:
-        raise ValueError(
-            "method='laplace' needs the public ball holding the data: pass radius and center"
-        )
-    radius = check_positive_finite(estimator.radius, "radius")
-    if np.ptp(weights) > 0:
-        raise ValueError("sample_weight is not supported with method='laplace'")
-    center = to_backend(estimator.center)
-    sensitivity = frechet_mean_sensitivity(space, radius, n_samples, center)
-    # Bures-Wasserstein: curvature bounded on the ball only, so the law is restricted to
-    # it, and a truncated law needs 2 Delta / eps
-    ball = {"radius": radius, "center": center} if locally_bounded(space) else {}
-    scale = laplace_scale(sensitivity, estimator.epsilon, space, truncated=bool(ball))
-    # Build the law once at the center: checks the center and the law's existence
-    # (hyperbolic: scale < 1/(d-1)) before the budget is charged or the data read.
-    RiemannianLaplace(space, center, scale, **ball)
-    event = PureEvent(estimator.epsilon, sensitivity=sensitivity, noise_scale=scale,
-                      label="Riemannian Laplace Frechet mean")
-    budget.check(event)
-    check_values(space, points, 1e-6)
-    points, n_projected = project_onto_ball(space, points, center, radius)
-    if n_projected:
-        warnings.warn(
-            "some points lie outside the ball B(center, radius) and were projected onto it; "
-            "this warning depends on the data and is not covered by the budget",
-            PrivacyLeakWarning,
-            stacklevel=4,
-        )
-    mean = exact_frechet_mean(space, to_backend(points))
-    rng = get_rng(estimator.random_state, secure=estimator.secure)
-    release = RiemannianLaplace(space, mean, scale, **ball).sample(random_state=rng)
-    budget.spend(event)
-    return {
-        "estimate_": release,
-        "noise_multiplier_": scale / sensitivity,
-        "noise_multipliers_": {"laplace": scale / sensitivity},
-        "n_iter_": 0,
-        "n_gradient_evaluations_": 0,
-        "events_": (event,),
-    }
+
+    def __init__(self, estimator, n_samples, weights=None):
+        super().__init__(estimator, n_samples, weights)
+        space = estimator.space
+        if estimator.radius is None or estimator.center is None:
+            raise ValueError(
+                "method='laplace' needs the public ball holding the data: pass radius and "
+                "center"
+            )
+        self.radius = check_positive_finite(estimator.radius, "radius")
+        if weights is not None and np.ptp(weights) > 0:
+            raise ValueError("sample_weight is not supported with method='laplace'")
+        self.center = to_backend(estimator.center)
+        self.sensitivity = frechet_mean_sensitivity(space, self.radius, n_samples,
+                                                    self.center)
+        # Bures-Wasserstein: curvature bounded on the ball only, so the law is restricted
+        # to it, and a truncated law needs 2 Delta / eps
+        self.ball = ({"radius": self.radius, "center": self.center}
+                     if locally_bounded(space) else {})
+        self.scale = laplace_scale(self.sensitivity, estimator.epsilon, space,
+                                   truncated=bool(self.ball))
+        # Build the law once at the center: checks the center and the law's existence
+        # (hyperbolic: scale < 1/(d-1)) before the budget is charged or the data read.
+        RiemannianLaplace(space, self.center, self.scale, **self.ball)
+
+    def events(self):
+        return (PureEvent(self.estimator.epsilon, sensitivity=self.sensitivity,
+                          noise_scale=self.scale, label="Riemannian Laplace Frechet mean"),)
+
+    def release(self, points, weights, rng):
+        space = self.estimator.space
+        check_values(space, points, 1e-6)
+        points, n_projected = project_onto_ball(space, points, self.center, self.radius)
+        if n_projected:
+            warnings.warn(
+                "some points lie outside the ball B(center, radius) and were projected onto "
+                "it; this warning depends on the data and is not covered by the budget",
+                PrivacyLeakWarning,
+                stacklevel=user_stacklevel(),
+            )
+        mean = exact_frechet_mean(space, to_backend(points))
+        release = RiemannianLaplace(space, mean, self.scale, **self.ball).sample(
+            random_state=rng)
+        multiplier = self.scale / self.sensitivity
+        return {
+            "estimate_": release,
+            "noise_multiplier_": multiplier,
+            "noise_multipliers_": {"laplace": multiplier},
+            "n_iter_": 0,
+            "n_gradient_evaluations_": 0,
+        }

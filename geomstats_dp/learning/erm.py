@@ -1,47 +1,41 @@
-"""PrivateERM: the one private pipeline behind every gradient-based estimator.
+"""PrivateERM: the one private pipeline behind every estimator.
 
-check parameters -> shape-only data checks -> calibrate the noise -> check the budget
-(before any data value is read) -> value checks -> ``optim.minimize`` -> charge the
-budget -> fitted attributes. Other estimators are a loss, their data checks and their
-public defaults on top of it.
+check parameters -> shape-only data checks -> choose the release mechanism (``method``,
+public quantities only) -> its events -> check the budget (before any data value is
+read) -> ``mechanism.release`` -> charge the budget -> fitted attributes
+(``learning.mechanisms``). Other estimators are a loss, their data checks, their public
+defaults and the mechanisms they offer on top of it.
 """
 
 import warnings
 
 import numpy as np
-from tqdm import tqdm
 
-from geomstats_dp._backend import get_rng, quiet_numerics, to_backend, to_numpy
+from geomstats_dp._backend import to_numpy
 from geomstats_dp._validation import (
     check_positive_finite,
     check_positive_int,
     check_probability,
 )
-from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
-from geomstats_dp.learning._diagnostics import (
-    NoiseDominatesWarning,
-    noise_ratio,
-    user_stacklevel,
-)
+from geomstats_dp.learning._diagnostics import user_stacklevel
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
+from geomstats_dp.learning.mechanisms.base import run_release
+from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.optim import (
     OUTPUTS,
     CallableLoss,
     PairedSamples,
     PerSampleLoss,
-    canonical_point,
-    minimize,
     normalize_sample_weight,
 )
 from geomstats_dp.privacy import PrivacyLeakWarning
-from geomstats_dp.privacy.quantile import private_quantile, quantile_event
 
 SAMPLINGS = ("without_replacement", "poisson")
-GRADIENT_FITTED = ("estimate_", "budget_", "noise_multiplier_", "noise_multipliers_",
+GRADIENT_FITTED = ("estimate_", "budget_", "method_", "noise_multiplier_", "noise_multipliers_",
                    "n_iter_", "n_gradient_evaluations_", "clip_norm_", "events_",
                    "noise_ratio_")
 
@@ -157,7 +151,8 @@ class PrivateERM(PrivateEstimator):
         data-independent start.
     """
 
-    _METHODS = ("rgd", "rsgd", "rsvrg")
+    _MECHANISMS = {"rgd": GradientRelease, "rsgd": GradientRelease,
+                   "rsvrg": GradientRelease}
     _FITTED = GRADIENT_FITTED
 
     def __init__(self, space, loss, epsilon=1.0, delta=1e-5, method="rgd", clip_norm=None,
@@ -211,8 +206,18 @@ class PrivateERM(PrivateEstimator):
         budget = self._start_fit(self.epsilon, self.delta)
         data, weights = self._check_input(X, y, sample_weight)
         self._check_params()
-        fitted = self._release(data, weights, budget)
-        fitted["budget_"] = budget
+        if self._poisson and weights is not None:
+            raise ValueError(
+                "sample_weight is not supported with Poisson sampling: adding or removing "
+                "a record changes every normalised weight"
+            )
+        n_public = self.dataset_size if self._poisson else len(data)
+        method = self._choose_method(n_public)
+        mechanism = self._MECHANISMS[method](self, n_public, weights)
+        fitted = run_release(mechanism, budget, data, weights, self.random_state,
+                             self.secure)
+        fitted = self._finish(fitted)
+        fitted.update(budget_=budget, method_=method)
         for name, value in fitted.items():
             setattr(self, name, value)
         return self
@@ -239,9 +244,14 @@ class PrivateERM(PrivateEstimator):
             weights = normalize_sample_weight(sample_weight, len(data))
         return data, weights
 
-    def _release(self, data, weights, budget):
-        """Run the private optimisation; returns the fitted attributes."""
-        return self._fit_gradient(self._make_loss(), data, weights, budget)
+    def _finish(self, fitted):
+        """Post-process the mechanism's fitted attributes (released quantities only)."""
+        return fitted
+
+    def _choose_method(self, n_samples):
+        """The method run: ``self.method`` (subclasses resolve "auto" from public
+        quantities only)."""
+        return self.method
 
     def _smoothness(self):
         """Curvature scale of the loss relative to d^2 / 2; default steps divide by it."""
@@ -265,8 +275,10 @@ class PrivateERM(PrivateEstimator):
         """Validate the parameters (before any data is read)."""
         if not hasattr(self.space, "metric"):
             raise TypeError(f"space {type(self.space).__name__} has no metric")
-        if self.method not in self._METHODS:
-            raise ValueError(f"method must be one of {self._METHODS}, got {self.method!r}")
+        if self.method not in self._MECHANISMS:
+            raise ValueError(
+                f"method must be one of {tuple(self._MECHANISMS)}, got {self.method!r}"
+            )
         check_positive_finite(self.epsilon, "epsilon")
         if self.method != "laplace":
             check_probability(self.delta, "delta")
@@ -346,75 +358,6 @@ class PrivateERM(PrivateEstimator):
             batch_size, inner_steps, clip_norm_single, self.sampling,
             label=type(self).__name__, weights=weights, sampling_rate=rate,
         )
-
-    def _fit_gradient(self, loss, data, weights, budget):
-        """Calibrate, check the budget, check the values, run, charge."""
-        if self._poisson and weights is not None:
-            raise ValueError(
-                "sample_weight is not supported with Poisson sampling: adding or removing "
-                "a record changes every normalised weight"
-            )
-        n_public = self.dataset_size if self._poisson else len(data)
-        n_iter, batch_size, inner_steps, output = self._settings(n_public)
-        # the noise multipliers do not depend on C: calibrate and check before any value
-        fixed_clip = self.clip_norm is not None and not self._auto_clip
-        release = self._plan(n_public, weights, n_iter, batch_size, inner_steps,
-                             self.clip_norm if fixed_clip else 1.0)
-        early_events = self._preliminary_events(n_public)
-        if self._auto_clip:
-            early_events += (quantile_event(self.epsilon * self.clip_budget_fraction,
-                                           f"{type(self).__name__}: clip_norm='auto'"),)
-        budget.check(*early_events, *release.events)
-        init_point = canonical_point(self.space) if self.init_point is None else self.init_point
-        rng = get_rng(self.random_state, secure=self.secure)
-        with quiet_numerics():
-            data, preliminary = self._prepare(loss.check_data(data), rng)
-            start = to_backend(to_numpy(init_point))
-            _probe_loss(loss, data, start)
-            clip_norm = self.clip_norm if fixed_clip else None
-            if self._auto_clip:
-                norms = _gradient_norms(loss, data, start)
-                clip_norm = private_quantile(norms, self.clip_quantile,
-                                             early_events[-1].epsilon, rng)
-            elif clip_norm is None:
-                clip_norm = _infer_clip_norm(loss, data, start)
-            if not fixed_clip:
-                release = self._plan(n_public, weights, n_iter, batch_size, inner_steps,
-                                     clip_norm)
-            dim = int(self.space.dim)
-            step_size = self.step_size or _defaults.default_step_size(
-                self.method, inner_steps, clip_norm, release.strategy.noise_stds, dim,
-                self._smoothness(),
-            )
-            n_steps = n_iter * (inner_steps if self.method == "rsvrg" else 1)
-            progress = tqdm(total=n_steps, desc=f"{type(self).__name__} ({self.method})",
-                            disable=not self.verbose)
-            result = minimize(
-                loss, data, release.strategy, n_iter, step_size, init_point,
-                sample_weight=weights, output=output, random_state=rng,
-                noise_sampler=TangentGaussian(self.space, self.noise_method, validate=False),
-                callback=lambda step, point: progress.update(), data_checked=True,
-            )
-            progress.close()
-        events = early_events + release.events
-        budget.spend(*events)
-        ratio = noise_ratio(result.step_sizes, release.strategy.noise_stds, dim, clip_norm,
-                            output)
-        NoiseDominatesWarning.warn_if(ratio)
-        multipliers = release.noise_multipliers
-        return {
-            "estimate_": result.point,
-            "noise_multiplier_": list(multipliers.values())[-1],
-            "noise_multipliers_": multipliers,
-            "n_iter_": result.n_steps,
-            "n_gradient_evaluations_": (
-                None if self._poisson else result.n_gradient_evaluations
-            ),
-            "clip_norm_": clip_norm,
-            "events_": events,
-            "noise_ratio_": ratio,
-            **preliminary,
-        }
 
 
 def _probe_loss(loss, data, point):

@@ -5,6 +5,7 @@ import warnings
 from geomstats_dp._backend import to_backend
 from geomstats_dp._validation import check_finite_array, check_on_space
 from geomstats_dp.learning._data import check_points, check_shape
+from geomstats_dp.learning._laplace_release import LaplaceRelease
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
 from geomstats_dp.optim import SquaredDistanceLoss, normalize_sample_weight
 from geomstats_dp.privacy import PrivacyLeakWarning
@@ -59,7 +60,7 @@ class PrivateFrechetMean(PrivateERM):
         As in ``PrivateERM`` (laplace sets no ``clip_norm_`` nor ``noise_ratio_``).
     """
 
-    _METHODS = ("rgd", "rsgd", "rsvrg", "laplace")
+    _MECHANISMS = {**PrivateERM._MECHANISMS, "laplace": LaplaceRelease}
     _FITTED = GRADIENT_FITTED
 
     def __init__(self, space, epsilon=1.0, delta=1e-5, method="rgd", clip_norm=None,
@@ -105,7 +106,8 @@ class PrivateFrechetMean(PrivateERM):
 
     def _check_input(self, X, y, sample_weight):
         points = check_shape(self.space, X)
-        return points, normalize_sample_weight(sample_weight, len(points))
+        weights = normalize_sample_weight(sample_weight, len(points))
+        return points, None if weights.max() == weights.min() else weights
 
     def _check_params(self):
         super()._check_params()
@@ -117,15 +119,6 @@ class PrivateFrechetMean(PrivateERM):
         center = check_shape(self.space, [self.center], min_samples=1, name="center")
         check_finite_array(center, "center")
         check_on_space(self.space, center, ATOL, "center")
-
-    def _release(self, points, weights, budget):
-        if self.method == "laplace":
-            from geomstats_dp.learning._laplace_release import fit_laplace
-
-            return fit_laplace(self, points, weights, budget)
-        uniform = weights.max() == weights.min()
-        return self._fit_gradient(self._make_loss(), points, None if uniform else weights,
-                                  budget)
 
     def score(self, X, y=None, sample_weight=None):
         """Minus the mean squared distance of ``X`` to the estimate (not private).

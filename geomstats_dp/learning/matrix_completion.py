@@ -272,8 +272,7 @@ class PrivateMatrixCompletion(PrivateERM):
         """Curvature of f is of the order of the gradient bound C: steps divided by C."""
         return float(self.clip_norm) if self.clip_norm else 1.0
 
-    def _release(self, data, weights, budget):
-        fitted = super()._release(data, weights, budget)
+    def _finish(self, fitted):
         fitted["components_"] = to_numpy(fitted["estimate_"]).T.copy()
         fitted["n_features_in_"] = self.n_features_in_
         return fitted

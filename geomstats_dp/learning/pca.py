@@ -266,8 +266,7 @@ class PrivatePCA(PrivateERM):
             rows = scale_rows(rows - mean, self._data_norm)
         return to_backend(rows), {"mean_": mean}
 
-    def _release(self, data, weights, budget):
-        fitted = super()._release(data, weights, budget)
+    def _finish(self, fitted):
         basis = to_numpy(fitted["estimate_"])
         fitted["components_"] = basis.reshape(self.n_features_in_, -1).T
         fitted["data_norm_"] = self._data_norm

@@ -13,7 +13,7 @@ from geomstats_dp._backend import get_rng, to_numpy
 from geomstats_dp._validation import check_finite_array, check_positive_finite
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_points, check_sample_count
-from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
+from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning._defaults import RGD_STEP_SIZE
 from geomstats_dp.optim import (
     ConstantStep,
@@ -201,7 +201,6 @@ class PrivateStructuredPrediction(PrivateEstimator):
     """
 
     _FITTED = ("n_features_in_", "budget_", "events_", "noise_multiplier_", "clip_norms_")
-    _METHODS = ("rgd", "rsgd", "rsvrg")
 
     def __init__(self, space, bandwidth=1.0, regularization=1e-3, epsilon=1.0, delta=1e-5,
                  clip_norm=None, method="rgd", n_iter=None, step_size=None,

@@ -60,10 +60,10 @@ class _HalvedTangentGaussian(TangentGaussian):
 @contextlib.contextmanager
 def halved_gaussian_noise(monkeypatch):
     """The gradient estimators draw half the calibrated Gaussian noise (a broken twin)."""
-    from geomstats_dp.learning import erm
+    from geomstats_dp.learning.mechanisms import gradient
 
     with monkeypatch.context() as patch:
-        patch.setattr(erm, "TangentGaussian", _HalvedTangentGaussian)
+        patch.setattr(gradient, "TangentGaussian", _HalvedTangentGaussian)
         yield
 
 

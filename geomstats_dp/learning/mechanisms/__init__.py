@@ -1,0 +1,6 @@
+"""Release mechanisms behind the estimators' ``method=``, and the pipeline running them."""
+
+from geomstats_dp.learning.mechanisms.base import ReleaseMechanism, run_release
+from geomstats_dp.learning.mechanisms.gradient import GradientRelease
+
+__all__ = ["GradientRelease", "ReleaseMechanism", "run_release"]

@@ -1,0 +1,78 @@
+"""The shape of a release mechanism and the one private pipeline that runs it.
+
+A mechanism is built by an estimator from PUBLIC quantities only (its parameters, the
+number of records n, the shapes, the public weights) and has two methods:
+
+- ``events()``: the calibrated privacy events it will charge (before any data is read);
+- ``release(data, weights, rng)``: reads the data and returns the fitted attributes of
+  the estimator (the released quantities only). It may return refined events under the
+  key ``"events_"`` (the same privacy cost, with data-independent details filled in).
+
+``run_release`` is the pipeline every estimator goes through:
+events -> budget.check (nothing read yet) -> release -> budget.spend.
+Every mechanism states its adjacency, sensitivity and accountant in its docstring.
+"""
+
+from geomstats_dp._backend import get_rng, quiet_numerics
+
+
+class ReleaseMechanism:
+    """Base of the release mechanisms behind an estimator's ``method=``.
+
+    Parameters
+    ----------
+    estimator : PrivateEstimator
+        The estimator whose public parameters configure the release.
+    n_samples : int
+        The public number of records (the declared size under Poisson sampling).
+    weights : numpy.ndarray or None, shape=[n_samples]
+        Public normalised sample weights (None: uniform).
+    """
+
+    def __init__(self, estimator, n_samples, weights=None):
+        self.estimator = estimator
+        self.n_samples = n_samples
+        self.weights = weights
+
+    def events(self):
+        """The privacy events this release charges, from public quantities only."""
+        raise NotImplementedError
+
+    def release(self, data, weights, rng):
+        """Read the data and release; returns the fitted attributes (a dict)."""
+        raise NotImplementedError
+
+
+def run_release(mechanism, budget, data, weights, random_state=None, secure=False):
+    """Check the budget, release, charge: the one private pipeline.
+
+    Parameters
+    ----------
+    mechanism : ReleaseMechanism
+    budget : PrivacyBudget
+    data : array-like
+        Shape-checked records (values are checked by the mechanism).
+    weights : numpy.ndarray or None
+    random_state : None, int or numpy.random.Generator
+    secure : bool
+        Draw from the operating system's entropy.
+
+    Returns
+    -------
+    fitted : dict
+        The mechanism's fitted attributes, with ``events_`` (the events charged).
+
+    Raises
+    ------
+    BudgetExceededError
+        Before any data value is read, when the budget cannot afford the release.
+    """
+    events = tuple(mechanism.events())
+    budget.check(*events)
+    rng = get_rng(random_state, secure=secure)
+    with quiet_numerics():
+        fitted = mechanism.release(data, weights, rng)
+    spent = tuple(fitted.pop("events_", events))
+    budget.spend(*spent)
+    fitted["events_"] = spent
+    return fitted
