@@ -1,0 +1,1 @@
+"""Suites of ``benchmarks.baselines``: one module per estimator family (see there)."""
