@@ -24,6 +24,7 @@ from geomstats_dp.learning._data import (
 )
 from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning._defaults import RGD_STEP_SIZE
+from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
 from geomstats_dp.optim import (
@@ -82,10 +83,11 @@ def kernel_weights(X_train, X_new, bandwidth, regularization):
 
 
 def kernel_ridge_coefficients(features, values, bandwidth, regularization):
-    """beta = (K + gamma I)^(-1) (v - m) and m, the mean of the rows of v.
+    """beta = (K + gamma I)^(-1) (v - m) and the shrunk mean m = sum_i v_i / (n + gamma).
 
-    The kernel ridge (Gaussian-process) regression of ``values`` with a constant mean:
-    its prediction at x is m + K_x^T beta.
+    The Gaussian-process regression of ``values`` whose noise variance over prior
+    variance is gamma, with a constant mean of the same prior (hence the shrinkage of m
+    toward 0): its prediction at x is m + K_x^T beta.
 
     Parameters
     ----------
@@ -100,7 +102,7 @@ def kernel_ridge_coefficients(features, values, bandwidth, regularization):
     mean : numpy.ndarray, shape=[q]
     """
     rows = values.reshape(len(values), -1)
-    mean = rows.mean(axis=0)
+    mean = rows.sum(axis=0) / (len(rows) + regularization)
     gram = rbf_kernel(features, features, bandwidth) + regularization * np.eye(len(rows))
     return np.linalg.solve(gram, rows - mean), mean
 
@@ -196,7 +198,7 @@ class PrivateStructuredPrediction(PrivateEstimator):
       sigma = z 2D (sensitivity 2D, one Gaussian release), and charges the budget once.
       ``predict`` is post-processing, free whatever the number of rows: Gaussian-process
       (kernel ridge) regression of the released coordinates, Exp_b(m + sum_i beta_i(x)
-      (v~_i - m)) with m the mean released coordinate and beta(x) = (K + gamma I)^(-1) K_x,
+      (v~_i - m)) with m = sum_i v~_i / (n + gamma) and beta(x) = (K + gamma I)^(-1) K_x,
       gamma = 3 d sigma^2 / D^2 by default: the noise variance of a coordinate over
       D^2 / (3 d), the variance of a coordinate spread uniformly over [-D, D] (public).
       It is a tangent-space estimator at b: exact on flat spaces, approximate when the
@@ -257,12 +259,17 @@ class PrivateStructuredPrediction(PrivateEstimator):
         "labels": the released noisy log-coordinates, tangent at ``base_point_``.
     base_point_ : array-like, shape=[*space.shape]
         "labels": b.
+    noise_ratio_ : float
+        "labels": gamma / n, public. Above 1 the released mean is shrunk more than half
+        way to b by the noise, and a NoiseDominatesWarning says the predictions are
+        expected to be little better than b.
     clip_norms_ : numpy.ndarray, shape=[k]
         Per row: C_x of each row of the last ``predict``.
     """
 
     _FITTED = ("n_features_in_", "method_", "bandwidth_", "regularization_", "budget_",
-               "events_", "noise_multiplier_", "labels_", "base_point_", "clip_norms_")
+               "events_", "noise_multiplier_", "labels_", "base_point_", "noise_ratio_",
+               "clip_norms_")
     _MECHANISMS = {"labels": TangentLabelRelease}
     _ROW_METHODS = ("rgd", "rsgd", "rsvrg")
 
@@ -341,8 +348,11 @@ class PrivateStructuredPrediction(PrivateEstimator):
         self._features = features
         self._coefficients, self._mean = kernel_ridge_coefficients(
             features, to_numpy(fitted["labels_"]), bandwidth, regularization)
+        ratio = regularization / len(targets)
+        NoiseDominatesWarning.warn_if(ratio)
         self._set(**fitted, budget_=budget, n_features_in_=features.shape[1],
-                  method_=self.method, bandwidth_=bandwidth, regularization_=regularization)
+                  method_=self.method, bandwidth_=bandwidth, regularization_=regularization,
+                  noise_ratio_=ratio)
         return self
 
     def _set(self, **fitted):

@@ -1,6 +1,7 @@
 """PrivateStructuredPrediction's default release: the targets' log-coordinates, once."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from sklearn.kernel_ridge import KernelRidge
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
-from geomstats_dp.learning import PrivateStructuredPrediction
+from geomstats_dp.learning import NoiseDominatesWarning, PrivateStructuredPrediction
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget, gdp_epsilon
 from tests.optim.spies import TangentGaussianSpy
 
@@ -48,7 +49,7 @@ def test_huge_epsilon_gives_kernel_ridge_regression_of_the_log_coordinates():
                                             epsilon=1e9, clip_norm=CLIP, random_state=0)
     predictions = to_numpy(estimator.fit(X, Y).predict(X_new))
     logs = _origin_logs(Y)
-    mean = logs.mean(axis=0)
+    mean = logs.sum(axis=0) / (len(logs) + 0.05)  # the constant's prior: gamma
     ridge = KernelRidge(alpha=0.05, kernel="rbf", gamma=1 / (2 * 0.2**2)).fit(X, logs - mean)
     expected = _origin_exp(mean + ridge.predict(X_new))
     # the accountant's noise at epsilon = 1e9 is small but not zero: it reaches a
@@ -156,3 +157,15 @@ def test_empty_prediction_and_bad_input():
     assert estimator.predict(np.zeros((0, 1))).shape == (0, 3)
     with pytest.raises(ValueError, match="1 features"):
         estimator.predict(np.ones((2, 2)))
+
+
+def test_noise_that_swamps_the_targets_warns_from_public_quantities():
+    X, Y = _data()
+    with pytest.warns(NoiseDominatesWarning):
+        weak = PrivateStructuredPrediction(SPACE, epsilon=0.1, clip_norm=CLIP).fit(X, Y)
+    assert weak.noise_ratio_ == pytest.approx(weak.regularization_ / len(X))
+    assert weak.noise_ratio_ > 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatesWarning)
+        strong = PrivateStructuredPrediction(SPACE, epsilon=50.0, clip_norm=CLIP).fit(X, Y)
+    assert strong.noise_ratio_ < 1
