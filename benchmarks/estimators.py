@@ -114,11 +114,12 @@ def _structured_prediction(quick):
     clip, n_iter = 2.0, 20  # the private step is its noise-aware default, the other 0.5
 
     def private():
-        model = PrivateStructuredPrediction(space, bandwidth=0.3, epsilon=1.0, delta=1e-5,
-                                            clip_norm=clip, n_iter=n_iter, random_state=0)
+        model = PrivateStructuredPrediction(space, bandwidth=0.3, method="rgd", epsilon=1.0,
+                                            delta=1e-5, clip_norm=clip, n_iter=n_iter,
+                                            random_state=0)
         model.fit(features, targets).predict(queries)
 
-    model = PrivateStructuredPrediction(space, bandwidth=0.3, clip_norm=clip)
+    model = PrivateStructuredPrediction(space, bandwidth=0.3, clip_norm=clip, method="rgd")
     model.fit(features, targets)
 
     def baseline():

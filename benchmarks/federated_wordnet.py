@@ -99,7 +99,8 @@ def prepare(n_held_out, seed=0):
     train, test = held_out_split(names, n_held_out - 2, seed)
     primate = int(np.flatnonzero(names == "primate.n.02")[0])
     train, test = np.setdiff1d(train, [primate]), np.concatenate([[primate], test])
-    model = PrivateStructuredPrediction(SPACE, BANDWIDTH, REGULARIZATION, clip_norm=CLIP)
+    model = PrivateStructuredPrediction(SPACE, BANDWIDTH, REGULARIZATION, clip_norm=CLIP,
+                                        method="rgd")
     central = model.fit(features[train], embeddings[train]).weights(features[test])
     agents = np.array_split(np.random.default_rng(seed).permutation(train), N_AGENTS)
     packed = [[np.column_stack([len(a) * kernel_weights(

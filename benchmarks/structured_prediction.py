@@ -74,7 +74,8 @@ def run(output_dir, quick=False):
     rows, keep = [], {}
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = PrivateStructuredPrediction(SPACE, BANDWIDTH, REGULARIZATION, clip_norm=CLIP)
+        model = PrivateStructuredPrediction(SPACE, BANDWIDTH, REGULARIZATION, clip_norm=CLIP,
+                                        method="rgd")
         model.fit(features[train], embeddings[train])
         weights = model.weights(features[test])
         start = time.perf_counter()

@@ -1,4 +1,5 @@
-"""PrivateStructuredPrediction: weights, the non-private limit, charging, noise, errors."""
+"""PrivateStructuredPrediction per row: weights, the non-private limit, charging, noise,
+errors (the label release: test_structured_prediction_labels.py)."""
 
 import math
 
@@ -35,7 +36,7 @@ def _data(n_samples=100, seed=0):
 
 def _estimator(**params):
     defaults = dict(bandwidth=0.2, regularization=1e-2, epsilon=5.0, delta=1e-5,
-                    clip_norm=CLIP, random_state=0)
+                    clip_norm=CLIP, method="rgd", random_state=0)
     return PrivateStructuredPrediction(SPACE, **{**defaults, **params})
 
 

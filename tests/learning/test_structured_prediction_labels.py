@@ -1,0 +1,171 @@
+"""PrivateStructuredPrediction's default release: the targets' log-coordinates, once."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from geomstats.geometry.hyperboloid import Hyperboloid
+from scipy.spatial.distance import pdist
+from sklearn.kernel_ridge import KernelRidge
+
+from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
+from geomstats_dp.learning import NoiseDominatesWarning, PrivateStructuredPrediction
+from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget, gdp_epsilon
+from tests.optim.spies import TangentGaussianSpy
+
+SPACE = Hyperboloid(2)
+ORIGIN = np.array([1.0, 0.0, 0.0])
+CLIP = 3.0  # D: the targets lie within distance ~1.2 of the origin
+
+
+def _data(n_samples=100, seed=0):
+    """Features on [0, 1]; targets on a curve of the hyperbolic plane, plus noise."""
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0, 1, n_samples))
+    ball = np.stack([0.6 * x - 0.3, 0.3 * np.sin(4 * x)], axis=1)
+    ball += 0.02 * rng.standard_normal(ball.shape)
+    return x[:, None], poincare_to_hyperboloid(ball)
+
+
+def _origin_logs(targets):
+    """Log at the origin of H^2 in closed form: d(o, y) (y - cosh(d) o) / sinh(d)."""
+    dist = np.arccosh(np.maximum(targets[:, 0], 1.0))
+    return (dist / np.sinh(dist))[:, None] * (targets - np.cosh(dist)[:, None] * ORIGIN)
+
+
+def _origin_exp(vectors):
+    """Exp at the origin of H^2 in closed form: cosh|v| o + sinh|v| v / |v|."""
+    norms = np.linalg.norm(vectors[:, 1:], axis=1)
+    return (np.cosh(norms)[:, None] * ORIGIN
+            + (np.sinh(norms) / norms)[:, None] * vectors)
+
+
+def test_huge_epsilon_gives_kernel_ridge_regression_of_the_log_coordinates():
+    X, Y = _data()
+    X_new = np.array([[0.05], [0.37], [0.8]])
+    estimator = PrivateStructuredPrediction(SPACE, bandwidth=0.2, regularization=0.05,
+                                            epsilon=1e9, clip_norm=CLIP, random_state=0)
+    predictions = to_numpy(estimator.fit(X, Y).predict(X_new))
+    logs = _origin_logs(Y)
+    mean = logs.sum(axis=0) / (len(logs) + 0.05)  # the constant's prior: gamma
+    ridge = KernelRidge(alpha=0.05, kernel="rbf", gamma=1 / (2 * 0.2**2)).fit(X, logs - mean)
+    expected = _origin_exp(mean + ridge.predict(X_new))
+    # the accountant's noise at epsilon = 1e9 is small but not zero: it reaches a
+    # prediction through the ridge weights beta(x) and the mean, 6 of its sigmas
+    (event,) = estimator.events_
+    distances = ((X[:, None, 0] - X[None, :, 0]) / 0.2) ** 2
+    gram = np.exp(-distances / 2) + 0.05 * np.eye(len(X))
+    cross = np.exp(-((X[:, None, 0] - X_new[None, :, 0]) / 0.2) ** 2 / 2)
+    beta = np.linalg.solve(gram, cross)
+    spread = event.noise_std * (np.linalg.norm(beta, axis=0) + 1)
+    gaps = to_numpy(SPACE.metric.dist(to_backend(predictions), to_backend(expected)))
+    assert np.all(gaps < 6 * math.sqrt(2) * spread) and event.noise_std < 1e-3
+    assert to_numpy(SPACE.belongs(to_backend(predictions))).all()
+
+
+def test_cost_is_the_same_for_one_and_a_hundred_predictions():
+    X, Y = _data()
+    costs = []
+    for n_rows in (1, 100):
+        budget = PrivacyBudget(2.0, 1e-4)
+        estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP,
+                                                budget=budget, random_state=0).fit(X, Y)
+        spent = budget.spent_epsilon
+        predictions = estimator.predict(np.linspace(0, 1, n_rows)[:, None])
+        assert predictions.shape == (n_rows, 3)
+        assert budget.spent_epsilon == spent and len(budget.events) == 1
+        costs.append(spent)
+    (event,) = estimator.events_
+    assert costs[0] == costs[1] == pytest.approx(
+        gdp_epsilon(1 / event.noise_multiplier, 1e-4), rel=1e-6)
+
+
+def test_refused_beyond_the_budget_before_the_targets_are_read(monkeypatch):
+    X, Y = _data()
+    spy = TangentGaussianSpy(monkeypatch)
+    budget = PrivacyBudget(0.5, 1e-5)
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP,
+                                            budget=budget)
+    with pytest.raises(BudgetExceededError):
+        estimator.fit(X, np.full_like(Y, np.nan))  # not even read: no value error
+    assert budget.events == () and spy.sigmas == []
+    assert not hasattr(estimator, "method_")
+
+
+def test_noise_drawn_is_the_calibrated_noise(monkeypatch, seed_shift=0):
+    X, Y = _data(n_samples=400)
+    spy = TangentGaussianSpy(monkeypatch)
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=2.0, delta=1e-5, clip_norm=CLIP,
+                                            random_state=7 + seed_shift).fit(X, Y)
+    (event,) = estimator.events_
+    # independent accountant: one Gaussian release of multiplier z is sqrt(1)/z-GDP
+    assert gdp_epsilon(1 / event.noise_multiplier, 1e-5) == pytest.approx(2.0, rel=1e-6)
+    assert event.sensitivity == 2 * CLIP
+    assert spy.sigmas == [pytest.approx(event.noise_multiplier * 2 * CLIP, rel=1e-12)]
+    noise = to_numpy(estimator.labels_) - _origin_logs(Y)
+    assert np.allclose(noise[:, 0], 0.0, atol=1e-9)  # tangent at the origin
+    # 800 coordinates of variance sigma^2: chi-square with 800 degrees of freedom
+    dof = noise[:, 1:].size
+    statistic = float(np.sum(noise[:, 1:] ** 2)) / spy.sigmas[0] ** 2
+    assert abs(statistic - dof) < 5 * math.sqrt(2 * dof)
+
+
+def test_far_and_non_finite_targets_are_clipped_to_the_radius():
+    X, Y = _data()
+    far = Y.copy()
+    far[3] = poincare_to_hyperboloid(np.array([0.999, 0.0]))  # d(o, y) ~ 7.6 > D
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1e9, clip_norm=CLIP,
+                                            random_state=0).fit(X, far)
+    logs = to_numpy(estimator.labels_)
+    assert np.linalg.norm(logs[3, 1:]) == pytest.approx(CLIP, abs=10 * estimator.events_[0].noise_std)
+
+
+def test_neighbouring_targets_give_identical_public_outputs():
+    X, Y = _data()
+    other = Y.copy()
+    other[3] = poincare_to_hyperboloid(np.array([0.5, -0.5]))
+    runs = [PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP,
+                                        random_state=0).fit(X, targets)
+            for targets in (Y, other)]
+    public = ("method_", "bandwidth_", "regularization_", "noise_multiplier_", "events_",
+              "n_features_in_")
+    for name in public:
+        assert getattr(runs[0], name) == getattr(runs[1], name), name
+    assert to_numpy(runs[0].base_point_).tolist() == to_numpy(runs[1].base_point_).tolist()
+
+
+def test_public_defaults_of_bandwidth_and_regularization():
+    X, Y = _data()
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP).fit(X, Y)
+    assert estimator.bandwidth_ == pytest.approx(np.median(pdist(X)), rel=1e-12)
+    sigma = estimator.noise_multiplier_ * 2 * CLIP
+    assert estimator.regularization_ == pytest.approx(3 * 2 * sigma**2 / CLIP**2, rel=1e-12)
+
+
+def test_empty_prediction_and_bad_input():
+    X, Y = _data()
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP)
+    with pytest.raises(ValueError, match="not fitted"):
+        estimator.predict(X[:1])
+    with pytest.raises(ValueError, match="clip_norm"):
+        PrivateStructuredPrediction(SPACE, epsilon=1.0).fit(X, Y)
+    with pytest.raises(ValueError, match="method"):
+        PrivateStructuredPrediction(SPACE, method="label", clip_norm=CLIP).fit(X, Y)
+    estimator.fit(X, Y)
+    assert estimator.predict(np.zeros((0, 1))).shape == (0, 3)
+    with pytest.raises(ValueError, match="1 features"):
+        estimator.predict(np.ones((2, 2)))
+
+
+def test_noise_that_swamps_the_targets_warns_from_public_quantities():
+    X, Y = _data()
+    with pytest.warns(NoiseDominatesWarning):
+        weak = PrivateStructuredPrediction(SPACE, epsilon=0.1, clip_norm=CLIP).fit(X, Y)
+    assert weak.noise_ratio_ == pytest.approx(weak.regularization_ / len(X))
+    assert weak.noise_ratio_ > 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatesWarning)
+        strong = PrivateStructuredPrediction(SPACE, epsilon=50.0, clip_norm=CLIP).fit(X, Y)
+    assert strong.noise_ratio_ < 1
