@@ -1,9 +1,15 @@
 """Per-sample losses f(x; z_i) and their Riemannian gradients at one point.
 
 A loss is evaluated at one point x for a batch of samples and returns one value, or one
-Riemannian gradient, per sample; the optimisation loop clips and combines them.
+Riemannian gradient, per sample; the optimisation loop clips and combines them. What it
+clips is ``tangent_gradients``: the gradients projected onto the tangent space at x
+(``space.to_tangent``) before their norm is taken, so that a gradient that is not tangent
+(a user's closed form, autodiff, finite differences) cannot have a small norm in the
+metric and a large effect on the step. A record whose gradient raises or is not finite
+counts as zero; no record's value decides an exception.
 """
 
+import math
 import warnings
 from abc import ABC, abstractmethod
 
@@ -20,6 +26,7 @@ from geomstats_dp._validation import (
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import zero_nonfinite
+from geomstats_dp.optim.dummy import dummy_records, row_shapes
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 from geomstats_dp.optim.samples import PairedSamples
 
@@ -82,8 +89,41 @@ class PerSampleLoss(ABC):
         Returns
         -------
         gradients : array-like, shape=[k, *space.shape]
-            Tangent at ``point``.
+            Tangent at ``point`` (``tangent_gradients`` projects them anyway).
         """
+
+    @property
+    def name(self):
+        """What error messages call this loss."""
+        return type(self).__name__
+
+    def tangent_gradients(self, point, data):
+        """``gradients`` projected onto the tangent space at ``point``: what is clipped.
+
+        If ``gradients`` raises on the batch, the records are evaluated one by one and a
+        record that raises gets a NaN gradient (zeroed by the clipping).
+
+        Parameters
+        ----------
+        point : array-like, shape=[*space.shape]
+        data : array-like, shape=[k, ...]
+
+        Returns
+        -------
+        gradients : array-like, shape=[k, *space.shape]
+        """
+        try:
+            grads = self.gradients(point, data)
+        except Exception:  # noqa: BLE001 - a record's failure must not become an exception
+            grads = gs.stack([self._record_gradient(point, data[i : i + 1])
+                              for i in range(int(data.shape[0]))])
+        return self.space.to_tangent(grads, point)
+
+    def _record_gradient(self, point, record):
+        try:
+            return self.gradients(point, record)[0]
+        except Exception:  # noqa: BLE001
+            return gs.ones(tuple(self.space.shape)) * math.nan
 
     def gradient_sums(self, point):
         """Per-sample gradient norms and their weighted sums at ``point``, chunk by chunk.
@@ -106,7 +146,7 @@ class PerSampleLoss(ABC):
         metric = self.space.metric
 
         def sums(data):
-            grads = self.gradients(point, data)
+            grads = self.tangent_gradients(point, data)
             norms = metric.norm(grads, point)
             grads = zero_nonfinite(grads, norms)
             return norms, lambda coefficients: gs.einsum("k,k...->...", coefficients, grads)
@@ -186,14 +226,16 @@ class AutodiffLoss(PerSampleLoss):
         ``eigh`` (SPD distances) have no autodiff gradient at matrices with repeated
         eigenvalues, the identity included: start elsewhere or use a closed form.
     differentiation : {"autodiff", "finite_differences"}
-        "autodiff" (default) uses ``gs.autodiff.value_and_grad`` and needs the autograd or
-        pytorch backend; "finite_differences" (central, one ambient coordinate at a time,
-        2 * prod(space.shape) evaluations per gradient) also works on numpy.
+        "autodiff" (default) uses ``gs.autodiff.value_and_grad`` on the sum of the losses
+        over the batch (one backward pass for all the per-sample gradients) and needs the
+        autograd or pytorch backend; "finite_differences" (forward, one ambient coordinate
+        at a time: prod(space.shape) + 1 evaluations of ``function`` on the whole batch)
+        also works on numpy.
     fd_step : float
-        Step of the central differences.
+        Step of the forward differences.
     """
 
-    def __init__(self, space, function, differentiation="autodiff", fd_step=1e-6):
+    def __init__(self, space, function, differentiation="autodiff", fd_step=1e-7):
         super().__init__(space)
         if not callable(function):
             raise TypeError(f"function must be callable, got {type(function).__name__}")
@@ -211,6 +253,11 @@ class AutodiffLoss(PerSampleLoss):
         self.function = function
         self.differentiation = differentiation
         self.fd_step = check_positive_finite(fd_step, "fd_step")
+
+    @property
+    def name(self):
+        """The function's name."""
+        return getattr(self.function, "__qualname__", type(self).__name__)
 
     def _repeat(self, point, n_samples):
         return gs.repeat(gs.expand_dims(point, 0), n_samples, axis=0)
@@ -230,15 +277,12 @@ class AutodiffLoss(PerSampleLoss):
 
     def _finite_differences(self, points, data):
         shape = tuple(self.space.shape)
-        size = int(np.prod(shape))
+        base = self.function(points, data)
         columns = []
-        for unit in np.eye(size):
+        for unit in np.eye(int(np.prod(shape))):
             step = to_backend(unit.reshape(shape) * self.fd_step)
-            forward = self.function(points + step, data)
-            backward = self.function(points - step, data)
-            columns.append((forward - backward) / (2 * self.fd_step))
-        grads = gs.stack(columns, axis=-1)
-        return gs.reshape(grads, (points.shape[0],) + shape)
+            columns.append((self.function(points + step, data) - base) / self.fd_step)
+        return gs.reshape(gs.stack(columns, axis=-1), (points.shape[0],) + shape)
 
     def gradients(self, point, data):
         """Riemannian gradients for each sample, shape=[k, *space.shape]."""
@@ -252,8 +296,18 @@ class CallableLoss(AutodiffLoss):
     (x_i, y_i) when the data are ``PairedSamples``) and returns a scalar, written with
     ``geomstats.backend``. Its gradient is, in order of preference, the closed form
     ``gradient(point, sample)`` if given, automatic differentiation on the autograd and
-    pytorch backends, or central finite differences (numpy; 2 prod(space.shape)
-    evaluations per sample and step, with a warning about their cost).
+    pytorch backends (of the sum over the batch), or forward finite differences (numpy;
+    prod(space.shape) + 1 evaluations per step, with a warning about their cost).
+
+    Batches. For each shape of the records, the callable (and ``gradient``) is first
+    tried on a public dummy batch (``geomstats_dp.optim.dummy``) at the first point it is
+    evaluated at (a run's start): if ``loss(points [k, *space.shape], samples [k, ...])``
+    returns the k values that k calls on single rows return, it broadcasts over paired
+    rows and every later evaluation is one call on the batch (a pair of samples is then
+    the tuple (X_batch, y_batch)); otherwise it is called row by row. An exception on the
+    dummy batch propagates (it depends on no data value). On data, a batched call that
+    raises falls back to calls row by row, and a record whose call raises gets a NaN
+    value and gradient: its clipped contribution is zero.
 
     Parameters
     ----------
@@ -263,14 +317,15 @@ class CallableLoss(AutodiffLoss):
     gradient : callable, optional
         ``gradient(point, sample) -> array [*space.shape]``: the closed-form gradient.
     gradient_kind : {"riemannian", "euclidean"}
-        What ``gradient`` returns: the Riemannian gradient (tangent at ``point``), or the
-        gradient in the ambient coordinates, converted by ``riemannian_gradient``.
+        What ``gradient`` returns: the Riemannian gradient (projected onto the tangent
+        space at ``point`` before it is clipped, ``tangent_gradients``), or the gradient
+        in the ambient coordinates, converted by ``riemannian_gradient``.
     fd_step : float
         Step of the finite differences.
     """
 
     def __init__(self, space, function, gradient=None, gradient_kind="riemannian",
-                 fd_step=1e-6):
+                 fd_step=1e-7):
         if not callable(function):
             raise TypeError(f"loss must be callable, got {type(function).__name__}")
         if gradient is not None and not callable(gradient):
@@ -283,7 +338,7 @@ class CallableLoss(AutodiffLoss):
         if gradient is None and not autodiff:
             warnings.warn(
                 f"the {backend_name()!r} backend cannot differentiate the loss: finite "
-                f"differences cost 2 x {int(np.prod(space.shape))} loss evaluations per "
+                f"differences cost {int(np.prod(space.shape)) + 1} loss evaluations per "
                 "sample and step; pass a closed-form gradient or use the autograd or "
                 "pytorch backend (GEOMSTATS_BACKEND)",
                 UserWarning,
@@ -292,25 +347,92 @@ class CallableLoss(AutodiffLoss):
         if gradient is None or gradient_kind == "euclidean":
             conversion_for(space)  # unsupported metric: TypeError now, not mid-run
         PerSampleLoss.__init__(self, space)
-        self.function = self._batched
+        self.function = self._loss_rows
         self.differentiation = "autodiff" if autodiff else "finite_differences"
         self.fd_step = check_positive_finite(fd_step, "fd_step")
         self.sample_function = function
         self.gradient = gradient
         self.gradient_kind = gradient_kind
+        self._broadcasts = {}  # (output shape, record shapes) -> bool
 
-    def _batched(self, points, samples):
-        """The per-sample callable applied row by row: [k] losses."""
-        return gs.stack([
-            gs.reshape(self.sample_function(points[i], samples[i]), ())
-            for i in range(points.shape[0])
-        ])
+    @property
+    def name(self):
+        """The callable's name."""
+        return getattr(self.sample_function, "__qualname__", type(self).__name__)
+
+    def _loss_rows(self, points, samples):
+        """The callable on paired rows: [k] losses."""
+        return self._rows(self.sample_function, points, samples, ())
 
     def gradients(self, point, data):
-        """Riemannian gradients for each sample, shape=[k, *space.shape]."""
+        """Gradients for each sample, shape=[k, *space.shape] (``tangent_gradients``
+        projects a user's "riemannian" gradients onto the tangent space)."""
         if self.gradient is None:
             return super().gradients(point, data)
-        grads = gs.stack([self.gradient(point, data[i]) for i in range(data.shape[0])])
+        points = self._repeat(point, data.shape[0])
+        grads = self._rows(self.gradient, points, data, tuple(self.space.shape))
         if self.gradient_kind == "euclidean":
             return riemannian_gradient(self.space, grads, point)
         return grads
+
+    def _rows(self, function, points, samples, shape):
+        """``function`` on paired rows, [k, *shape]: one call if it broadcasts."""
+        n_rows = int(points.shape[0])
+        if self._broadcast(function, points[0], samples, shape):
+            try:
+                batched = function(points, _batch(samples))
+            except Exception:  # noqa: BLE001 - a record's failure: go row by row
+                batched = None
+            if batched is not None and tuple(gs.shape(batched)) == (n_rows,) + shape:
+                return batched
+        return gs.stack([_row(function, points[i], samples[i], shape)
+                         for i in range(n_rows)])
+
+    def _broadcast(self, function, point, samples, shape):
+        """Whether ``function`` broadcasts over paired rows, decided on dummy records."""
+        key = (shape, row_shapes(samples))
+        if key not in self._broadcasts:
+            point = to_backend(as_numpy(_untracked(point)))
+            dummy = dummy_records(self.space, samples, point)
+            self._broadcasts[key] = _broadcasts_over_rows(function, point, dummy, shape)
+        return self._broadcasts[key]
+
+
+def _batch(samples):
+    """What a broadcasting callable receives for a batch of samples."""
+    if isinstance(samples, PairedSamples):
+        return samples.X, samples.y
+    return samples
+
+
+def _untracked(array):
+    """The value under autograd's tracing boxes (torch tensors are detached by as_numpy)."""
+    while hasattr(array, "_value"):
+        array = array._value
+    return array
+
+
+def _row(function, point, sample, shape):
+    """``function(point, sample)`` reshaped to ``shape``; NaN if the call raises."""
+    try:
+        value = function(point, sample)
+    except Exception:  # noqa: BLE001 - a record's failure is zeroed, never raised
+        return gs.ones(shape) * math.nan
+    return gs.reshape(value, shape)
+
+
+def _broadcasts_over_rows(function, point, dummy, shape):
+    """Whether one call on the dummy batch gives the row-by-row values (to 1e-9).
+
+    Row-by-row calls that raise propagate: they read no data value.
+    """
+    n_rows = int(dummy.shape[0])
+    rows = np.stack([np.reshape(as_numpy(function(point, dummy[i])), shape)
+                     for i in range(n_rows)])
+    points = gs.repeat(gs.expand_dims(point, 0), n_rows, axis=0)
+    try:
+        batched = as_numpy(function(points, _batch(dummy)))
+    except Exception:  # noqa: BLE001 - it does not broadcast
+        return False
+    return (batched.shape == rows.shape and bool(np.isfinite(rows).any())
+            and np.allclose(batched, rows, rtol=1e-9, atol=1e-12, equal_nan=True))

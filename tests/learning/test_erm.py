@@ -104,12 +104,8 @@ class _BadShape(PerSampleLoss):
         return gs.zeros((data.shape[0], 3))
 
 
-class _NaNLoss(PerSampleLoss):
-    def values(self, point, data):
-        return gs.zeros(data.shape[0]) * np.nan
-
-    def gradients(self, point, data):
-        return gs.zeros((data.shape[0], 3))
+def _key_error_loss(point, sample):
+    return {"a": 1.0}["b"] * gs.sum(point * sample)
 
 
 def test_bad_losses_and_targets_raise_before_charging():
@@ -119,11 +115,14 @@ def test_bad_losses_and_targets_raise_before_charging():
     cases = [
         (TypeError, "loss must be callable", 42, {}),
         (ValueError, "one value per sample", _BadShape(sphere), {}),
-        (ValueError, "non-finite", _NaNLoss(sphere), {}),
+        (ValueError, "loss _key_error_loss raised KeyError", _key_error_loss,
+         {"gradient": linear_gradient}),
         (ValueError, "y must hold one row per row of X", _BadShape(sphere), {"y": np.ones(7)}),
     ]
-    for error, message, loss, fit_kwargs in cases:
-        estimator = PrivateERM(sphere, loss, clip_norm=1.0, budget=budget)
+    for error, message, loss, params in cases:
+        fit_kwargs = {"y": params["y"]} if "y" in params else {}
+        gradient = {"gradient": params["gradient"]} if "gradient" in params else {}
+        estimator = PrivateERM(sphere, loss, clip_norm=1.0, budget=budget, **gradient)
         with pytest.raises(error, match=message):
             estimator.fit(points, **fit_kwargs)
         assert not hasattr(estimator, "estimate_")
