@@ -40,6 +40,23 @@ def dummy_records(space, data, point, n_records=3):
     return _rows(space, data, point, n_records, rng)
 
 
+def dummy_points(space, point, n_points=3):
+    """``n_points`` public points near ``point`` (Exp_point of small random tangent vectors).
+
+    Parameters
+    ----------
+    space : Manifold
+    point : array-like, shape=[*space.shape]
+    n_points : int
+
+    Returns
+    -------
+    points : array-like, shape=[n_points, *space.shape]
+    """
+    rng = np.random.default_rng(DUMMY_SEED + 1)
+    return _near(space, point, rng.standard_normal((n_points,) + tuple(space.shape)))
+
+
 def row_shapes(data):
     """The shape of one record (a pair of shapes for PairedSamples)."""
     if isinstance(data, PairedSamples):
@@ -52,5 +69,10 @@ def _rows(space, rows, point, n_records, rng):
     draws = rng.standard_normal((n_records,) + shape)
     if shape != tuple(space.shape):
         return to_backend(draws)
+    return _near(space, point, draws)
+
+
+def _near(space, point, draws):
+    """Exp_point of the tangent projections of ``DUMMY_SCALE * draws``."""
     tangent_vecs = space.to_tangent(to_backend(DUMMY_SCALE * draws), point)
     return space.metric.exp(tangent_vecs, point)

@@ -26,7 +26,7 @@ from geomstats_dp._validation import (
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import zero_nonfinite
-from geomstats_dp.optim.dummy import dummy_records, row_shapes
+from geomstats_dp.optim.dummy import dummy_points, dummy_records, row_shapes
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 from geomstats_dp.optim.samples import PairedSamples
 
@@ -393,8 +393,10 @@ class CallableLoss(AutodiffLoss):
         key = (shape, row_shapes(samples))
         if key not in self._broadcasts:
             point = to_backend(as_numpy(_untracked(point)))
-            dummy = dummy_records(self.space, samples, point)
-            self._broadcasts[key] = _broadcasts_over_rows(function, point, dummy, shape)
+            self._broadcasts[key] = _broadcasts_over_rows(
+                function, dummy_points(self.space, point),
+                dummy_records(self.space, samples, point), shape,
+            )
         return self._broadcasts[key]
 
 
@@ -421,15 +423,14 @@ def _row(function, point, sample, shape):
     return gs.reshape(value, shape)
 
 
-def _broadcasts_over_rows(function, point, dummy, shape):
-    """Whether one call on the dummy batch gives the row-by-row values (to 1e-9).
+def _broadcasts_over_rows(function, points, dummy, shape):
+    """Whether one call on the dummy rows (points [k, ...] paired with records [k, ...])
+    gives the row-by-row values (to 1e-9).
 
     Row-by-row calls that raise propagate: they read no data value.
     """
-    n_rows = int(dummy.shape[0])
-    rows = np.stack([np.reshape(as_numpy(function(point, dummy[i])), shape)
-                     for i in range(n_rows)])
-    points = gs.repeat(gs.expand_dims(point, 0), n_rows, axis=0)
+    rows = np.stack([np.reshape(as_numpy(function(points[i], dummy[i])), shape)
+                     for i in range(int(dummy.shape[0]))])
     try:
         batched = as_numpy(function(points, _batch(dummy)))
     except Exception:  # noqa: BLE001 - it does not broadcast
