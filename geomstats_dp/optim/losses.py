@@ -354,6 +354,7 @@ class CallableLoss(AutodiffLoss):
         self.gradient = gradient
         self.gradient_kind = gradient_kind
         self._broadcasts = {}  # (output shape, record shapes) -> bool
+        self._strict = False  # raise a row's failure (dummy records only)
 
     @property
     def name(self):
@@ -367,6 +368,7 @@ class CallableLoss(AutodiffLoss):
     def gradients(self, point, data):
         """Gradients for each sample, shape=[k, *space.shape] (``tangent_gradients``
         projects a user's "riemannian" gradients onto the tangent space)."""
+        self._try_on_dummy_records(point, data)
         if self.gradient is None:
             return super().gradients(point, data)
         points = self._repeat(point, data.shape[0])
@@ -385,8 +387,22 @@ class CallableLoss(AutodiffLoss):
                 batched = None
             if batched is not None and tuple(gs.shape(batched)) == (n_rows,) + shape:
                 return batched
-        return gs.stack([_row(function, points[i], samples[i], shape)
+        return gs.stack([_row(function, points[i], samples[i], shape, self._strict)
                          for i in range(n_rows)])
+
+    def _try_on_dummy_records(self, point, data):
+        """Once per record shape, compute the gradients of dummy records at ``point``
+        with failures raised: an exception there (autodiff included) reads no data."""
+        key = ("gradients", row_shapes(data))
+        if key in self._broadcasts or self._strict:
+            return
+        self._strict = True
+        try:
+            point = to_backend(as_numpy(_untracked(point)))
+            self.gradients(point, dummy_records(self.space, data, point))
+        finally:
+            self._strict = False
+        self._broadcasts[key] = True
 
     def _broadcast(self, function, point, samples, shape):
         """Whether ``function`` broadcasts over paired rows, decided on dummy records."""
@@ -414,11 +430,14 @@ def _untracked(array):
     return array
 
 
-def _row(function, point, sample, shape):
-    """``function(point, sample)`` reshaped to ``shape``; NaN if the call raises."""
+def _row(function, point, sample, shape, strict=False):
+    """``function(point, sample)`` reshaped to ``shape``; NaN if the call raises (the
+    exception itself if ``strict``)."""
     try:
         value = function(point, sample)
     except Exception:  # noqa: BLE001 - a record's failure is zeroed, never raised
+        if strict:
+            raise
         return gs.ones(shape) * math.nan
     return gs.reshape(value, shape)
 
