@@ -365,7 +365,7 @@ class PrivateERM(PrivateEstimator):
         if self._auto_clip:
             early_events += (quantile_event(self.epsilon * self.clip_budget_fraction,
                                            f"{type(self).__name__}: clip_norm='auto'"),)
-        budget.check(*early_events, *release.events)
+        reservation = budget.reserve(*early_events, *release.events)
         init_point = canonical_point(self.space) if self.init_point is None else self.init_point
         rng = get_rng(self.random_state, secure=self.secure)
         with quiet_numerics():
@@ -398,7 +398,7 @@ class PrivateERM(PrivateEstimator):
             )
             progress.close()
         events = early_events + release.events
-        budget.spend(*events)
+        reservation.spend(*events)
         ratio = noise_ratio(result.step_sizes, release.strategy.noise_stds, dim, clip_norm,
                             output)
         NoiseDominatesWarning.warn_if(ratio)
