@@ -10,7 +10,6 @@ counts as zero; no record's value decides an exception.
 """
 
 import math
-import warnings
 from abc import ABC, abstractmethod
 
 import geomstats.backend as gs
@@ -26,13 +25,11 @@ from geomstats_dp._validation import (
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import zero_nonfinite
-from geomstats_dp.optim.dummy import dummy_points, dummy_records, row_shapes
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 from geomstats_dp.optim.samples import PairedSamples
 
 AUTODIFF_BACKENDS = ("autograd", "pytorch")
 DIFFERENTIATIONS = ("autodiff", "finite_differences")
-GRADIENT_KINDS = ("riemannian", "euclidean")
 
 
 def backend_name():
@@ -276,183 +273,35 @@ class AutodiffLoss(PerSampleLoss):
         return self._finite_differences(points, data)
 
     def _finite_differences(self, points, data):
-        shape = tuple(self.space.shape)
-        base = self.function(points, data)
-        columns = []
-        for unit in np.eye(int(np.prod(shape))):
-            step = to_backend(unit.reshape(shape) * self.fd_step)
-            columns.append((self.function(points + step, data) - base) / self.fd_step)
-        return gs.reshape(gs.stack(columns, axis=-1), (points.shape[0],) + shape)
+        return forward_differences(lambda at: self.function(at, data), points,
+                                   tuple(self.space.shape), self.fd_step)
 
     def gradients(self, point, data):
         """Riemannian gradients for each sample, shape=[k, *space.shape]."""
         return riemannian_gradient(self.space, self.euclidean_gradients(point, data), point)
 
 
-class CallableLoss(AutodiffLoss):
-    """A plain per-sample loss ``loss(point, sample)``, made a PerSampleLoss.
-
-    The callable takes one point [*space.shape] and one sample (a row of X, or the pair
-    (x_i, y_i) when the data are ``PairedSamples``) and returns a scalar, written with
-    ``geomstats.backend``. Its gradient is, in order of preference, the closed form
-    ``gradient(point, sample)`` if given, automatic differentiation on the autograd and
-    pytorch backends (of the sum over the batch), or forward finite differences (numpy;
-    prod(space.shape) + 1 evaluations per step, with a warning about their cost).
-
-    Batches. For each shape of the records, the callable (and ``gradient``) is first
-    tried on a public dummy batch (``geomstats_dp.optim.dummy``) at the first point it is
-    evaluated at (a run's start): if ``loss(points [k, *space.shape], samples [k, ...])``
-    returns the k values that k calls on single rows return, it broadcasts over paired
-    rows and every later evaluation is one call on the batch (a pair of samples is then
-    the tuple (X_batch, y_batch)); otherwise it is called row by row. An exception on the
-    dummy batch propagates (it depends on no data value). On data, a batched call that
-    raises falls back to calls row by row, and a record whose call raises gets a NaN
-    value and gradient: its clipped contribution is zero.
+def forward_differences(evaluate, at, shape, step):
+    """Forward differences of ``evaluate`` along each ambient coordinate of the points.
 
     Parameters
     ----------
-    space : Manifold
-    function : callable
-        ``function(point, sample) -> scalar``.
-    gradient : callable, optional
-        ``gradient(point, sample) -> array [*space.shape]``: the closed-form gradient.
-    gradient_kind : {"riemannian", "euclidean"}
-        What ``gradient`` returns: the Riemannian gradient (projected onto the tangent
-        space at ``point`` before it is clipped, ``tangent_gradients``), or the gradient
-        in the ambient coordinates, converted by ``riemannian_gradient``.
-    fd_step : float
-        Step of the finite differences.
+    evaluate : callable
+        ``evaluate(at) -> [k]`` values.
+    at : array-like, shape=[*shape] or [k, *shape]
+        Where to differentiate (one point for every value, or one point per value).
+    shape : tuple
+        The space's shape.
+    step : float
+
+    Returns
+    -------
+    gradients : array-like, shape=[k, *shape]
+        prod(shape) + 1 calls of ``evaluate``.
     """
-
-    def __init__(self, space, function, gradient=None, gradient_kind="riemannian",
-                 fd_step=1e-7):
-        if not callable(function):
-            raise TypeError(f"loss must be callable, got {type(function).__name__}")
-        if gradient is not None and not callable(gradient):
-            raise TypeError(f"gradient must be callable, got {type(gradient).__name__}")
-        if gradient_kind not in GRADIENT_KINDS:
-            raise ValueError(
-                f"gradient_kind must be one of {GRADIENT_KINDS}, got {gradient_kind!r}"
-            )
-        autodiff = backend_name() in AUTODIFF_BACKENDS
-        if gradient is None and not autodiff:
-            warnings.warn(
-                f"the {backend_name()!r} backend cannot differentiate the loss: finite "
-                f"differences cost {int(np.prod(space.shape)) + 1} loss evaluations per "
-                "sample and step; pass a closed-form gradient or use the autograd or "
-                "pytorch backend (GEOMSTATS_BACKEND)",
-                UserWarning,
-                stacklevel=3,
-            )
-        if gradient is None or gradient_kind == "euclidean":
-            conversion_for(space)  # unsupported metric: TypeError now, not mid-run
-        PerSampleLoss.__init__(self, space)
-        self.function = self._loss_rows
-        self.differentiation = "autodiff" if autodiff else "finite_differences"
-        self.fd_step = check_positive_finite(fd_step, "fd_step")
-        self.sample_function = function
-        self.gradient = gradient
-        self.gradient_kind = gradient_kind
-        self._broadcasts = {}  # (output shape, record shapes) -> bool
-        self._strict = False  # raise a row's failure (dummy records only)
-
-    @property
-    def name(self):
-        """The callable's name."""
-        return getattr(self.sample_function, "__qualname__", type(self).__name__)
-
-    def _loss_rows(self, points, samples):
-        """The callable on paired rows: [k] losses."""
-        return self._rows(self.sample_function, points, samples, ())
-
-    def gradients(self, point, data):
-        """Gradients for each sample, shape=[k, *space.shape] (``tangent_gradients``
-        projects a user's "riemannian" gradients onto the tangent space)."""
-        self._try_on_dummy_records(point, data)
-        if self.gradient is None:
-            return super().gradients(point, data)
-        points = self._repeat(point, data.shape[0])
-        grads = self._rows(self.gradient, points, data, tuple(self.space.shape))
-        if self.gradient_kind == "euclidean":
-            return riemannian_gradient(self.space, grads, point)
-        return grads
-
-    def _rows(self, function, points, samples, shape):
-        """``function`` on paired rows, [k, *shape]: one call if it broadcasts."""
-        n_rows = int(points.shape[0])
-        if self._broadcast(function, points[0], samples, shape):
-            try:
-                batched = function(points, _batch(samples))
-            except Exception:  # noqa: BLE001 - a record's failure: go row by row
-                batched = None
-            if batched is not None and tuple(gs.shape(batched)) == (n_rows,) + shape:
-                return batched
-        return gs.stack([_row(function, points[i], samples[i], shape, self._strict)
-                         for i in range(n_rows)])
-
-    def _try_on_dummy_records(self, point, data):
-        """Once per record shape, compute the gradients of dummy records at ``point``
-        with failures raised: an exception there (autodiff included) reads no data."""
-        key = ("gradients", row_shapes(data))
-        if key in self._broadcasts or self._strict:
-            return
-        self._strict = True
-        try:
-            point = to_backend(as_numpy(_untracked(point)))
-            self.gradients(point, dummy_records(self.space, data, point))
-        finally:
-            self._strict = False
-        self._broadcasts[key] = True
-
-    def _broadcast(self, function, point, samples, shape):
-        """Whether ``function`` broadcasts over paired rows, decided on dummy records."""
-        key = (shape, row_shapes(samples))
-        if key not in self._broadcasts:
-            point = to_backend(as_numpy(_untracked(point)))
-            self._broadcasts[key] = _broadcasts_over_rows(
-                function, dummy_points(self.space, point),
-                dummy_records(self.space, samples, point), shape,
-            )
-        return self._broadcasts[key]
-
-
-def _batch(samples):
-    """What a broadcasting callable receives for a batch of samples."""
-    if isinstance(samples, PairedSamples):
-        return samples.X, samples.y
-    return samples
-
-
-def _untracked(array):
-    """The value under autograd's tracing boxes (torch tensors are detached by as_numpy)."""
-    while hasattr(array, "_value"):
-        array = array._value
-    return array
-
-
-def _row(function, point, sample, shape, strict=False):
-    """``function(point, sample)`` reshaped to ``shape``; NaN if the call raises (the
-    exception itself if ``strict``)."""
-    try:
-        value = function(point, sample)
-    except Exception:  # noqa: BLE001 - a record's failure is zeroed, never raised
-        if strict:
-            raise
-        return gs.ones(shape) * math.nan
-    return gs.reshape(value, shape)
-
-
-def _broadcasts_over_rows(function, points, dummy, shape):
-    """Whether one call on the dummy rows (points [k, ...] paired with records [k, ...])
-    gives the row-by-row values (to 1e-9).
-
-    Row-by-row calls that raise propagate: they read no data value.
-    """
-    rows = np.stack([np.reshape(as_numpy(function(points[i], dummy[i])), shape)
-                     for i in range(int(dummy.shape[0]))])
-    try:
-        batched = as_numpy(function(points, _batch(dummy)))
-    except Exception:  # noqa: BLE001 - it does not broadcast
-        return False
-    return (batched.shape == rows.shape and bool(np.isfinite(rows).any())
-            and np.allclose(batched, rows, rtol=1e-9, atol=1e-12, equal_nan=True))
+    base = evaluate(at)
+    columns = []
+    for unit in np.eye(int(np.prod(shape))):
+        shifted = evaluate(at + to_backend(unit.reshape(shape) * step))
+        columns.append((shifted - base) / step)
+    return gs.reshape(gs.stack(columns, axis=-1), (int(base.shape[0]),) + shape)

@@ -84,7 +84,7 @@ def test_non_tangent_gradient_is_clipped_to_the_sensitivity(name):
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_release_with_non_tangent_gradients_stays_on_the_manifold(name):
-    space, benign, attack = ATTACKS[name]()
+    space, _, attack = ATTACKS[name]()
     data = np.repeat(attack[None], 10, axis=0)
     estimator = PrivateERM(space, inner_loss, gradient=record_as_gradient, clip_norm=CLIP,
                            epsilon=1.0, n_iter=3, step_size=1.0, random_state=0,

@@ -48,8 +48,8 @@ def spd_trace_gradient(point, sample):
 
 
 def spd_trace_gradient_one_row(point, sample):
-    if point.ndim != 2:
-        raise TypeError("one point at a time")
+    if point.ndim != 2 or sample.ndim != 2:
+        raise TypeError("one point and one record at a time")
     return spd_trace_gradient(point, sample)
 
 
