@@ -13,6 +13,9 @@ fresh single-threaded process per backend:
 - ``callable_derived``: the same callable without a gradient: autodiff of the sum over
   the batch (autograd, pytorch), forward finite differences batched over the records
   (numpy);
+- ``autodiff_loss``: the library's batched route for derived gradients, an
+  ``AutodiffLoss`` of the same function on paired rows (the reference of
+  ``callable_derived``: what differentiating this loss costs at best);
 - ``callable_rows``: a callable and gradient written for one record only (they do not
   broadcast): one call per record, the cost of a loss that cannot be batched.
 
@@ -29,6 +32,7 @@ from benchmarks.accounting import write_csv
 BACKENDS = ("numpy", "autograd", "pytorch")
 N_SAMPLES, N_QUICK = 10_992, 1_000
 REPEATS = 3
+LOSS_OBJECTS = ("per_sample_loss", "autodiff_loss")  # routes built as loss objects
 
 _SCRIPT = """
 import json, sys
@@ -51,7 +55,8 @@ def _routes():
     """The estimators' (loss, extra parameters) of every route, on the active backend."""
     import geomstats.backend as gs
 
-    from geomstats_dp.optim import PerSampleLoss
+    from geomstats_dp.optim import AutodiffLoss, PerSampleLoss
+    from geomstats_dp.optim.losses import AUTODIFF_BACKENDS, backend_name
 
     def nll(point, sample):
         inverse = gs.linalg.inv(point)
@@ -77,10 +82,16 @@ def _routes():
         def gradients(self, point, data):
             return point[None] - data
 
+    def autodiff_loss(space):
+        derivation = ("autodiff" if backend_name() in AUTODIFF_BACKENDS
+                      else "finite_differences")
+        return AutodiffLoss(space, nll, differentiation=derivation)
+
     return {
         "per_sample_loss": (NLLLoss, {}),
         "callable_gradient": (nll, {"gradient": nll_gradient}),
         "callable_derived": (nll, {}),
+        "autodiff_loss": (autodiff_loss, {}),
         "callable_rows": (nll_one_record, {"gradient": gradient_one_record}),
     }
 
@@ -99,13 +110,13 @@ def time_routes(n_samples, repeats):
     space = SPDMatrices(2)
     data = to_backend(covariances(n_samples))
     timings = {}
-    for route, (loss, extra) in _routes().items():
+    for route, (make_loss, extra) in _routes().items():
+        loss = make_loss(space) if route in LOSS_OBJECTS else make_loss
         best = float("inf")
         for seed in range(repeats):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                estimator = PrivateERM(space, loss(space) if isinstance(loss, type) else loss,
-                                       epsilon=1.0, delta=1e-5, clip_norm=5.0,
+                estimator = PrivateERM(space, loss, epsilon=1.0, delta=1e-5, clip_norm=5.0,
                                        random_state=seed, budget=PrivacyBudget(1.0, 1e-5),
                                        **extra)
                 start = time.perf_counter()
