@@ -97,17 +97,9 @@ class PerSampleLoss(ABC):
     def tangent_gradients(self, point, data):
         """``gradients`` projected onto the tangent space at ``point``: what is clipped.
 
-        If ``gradients`` raises on the batch, the records are evaluated one by one and a
-        record that raises gets a NaN gradient (zeroed by the clipping).
-
-        Parameters
-        ----------
-        point : array-like, shape=[*space.shape]
-        data : array-like, shape=[k, ...]
-
-        Returns
-        -------
-        gradients : array-like, shape=[k, *space.shape]
+        Arguments and shape as ``gradients``. If ``gradients`` raises on the batch, the
+        records are evaluated one by one and a record that raises gets a NaN gradient
+        (zeroed by the clipping).
         """
         try:
             grads = self.gradients(point, data)

@@ -14,6 +14,7 @@ from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import NoiseDominatesWarning, PrivateERM
 from geomstats_dp.optim import CallableLoss, PairedSamples, PerSampleLoss
 from geomstats_dp.privacy import PrivacyBudget, gdp_epsilon
+from tests.learning.public_outputs import public_outputs
 from tests.optim.spies import TangentGaussianSpy
 
 AUTODIFF = gs.__name__.rsplit(".", 1)[-1] in ("autograd", "pytorch")
@@ -171,14 +172,7 @@ def test_poisson_neighbours_release_identical_public_attributes():
     for data in (points[:16], points):
         _, estimator = _sphere_erm(method="rsgd", sampling="poisson", dataset_size=20,
                                    epsilon=2.0, random_state=7)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            estimator.fit(data)
-        public = {name: getattr(estimator, name) for name in estimator._FITTED
-                  if name not in ("estimate_", "budget_")}
-        public["warnings"] = [(w.category, str(w.message)) for w in caught]
-        public["spent"] = estimator.budget_.spent_epsilon
-        fitted.append(public)
+        fitted.append(public_outputs(estimator, data))
     assert fitted[0] == fitted[1]
     assert fitted[0]["n_gradient_evaluations_"] is None
 

@@ -21,6 +21,7 @@ from geomstats_dp.optim import canonical_point
 from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.privacy import PrivacyBudget
 from tests.conftest import BACKEND
+from tests.learning.public_outputs import public_outputs
 
 CLIP = 1.0
 
@@ -141,13 +142,7 @@ BAD_RECORDS = {
 def _public_outputs(data):
     estimator = PrivateERM(Euclidean(2), fragile_loss, epsilon=1.0, clip_norm=CLIP,
                            n_iter=4, random_state=3, budget=PrivacyBudget(1.0, 1e-5))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        estimator.fit(data)
-    public = {name: getattr(estimator, name) for name in estimator._FITTED
-              if name not in ("estimate_", "budget_")}
-    public["warnings"] = [(w.category, str(w.message)) for w in caught]
-    public["spent"] = estimator.budget_.spent_epsilon
+    public = public_outputs(estimator, data)
     assert np.all(np.isfinite(to_numpy(estimator.estimate_)))
     return public
 

@@ -3,27 +3,16 @@
 Whether any user rated anything must not decide between an error and a release.
 """
 
-import geomstats.backend as gs
 import numpy as np
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning import PrivateERM, PrivateMatrixCompletion
-from geomstats_dp.optim import PerSampleLoss
 from geomstats_dp.privacy import PrivacyBudget
+from tests.optim.spies import ZeroLoss
 
 N_USERS, N_ITEMS, RANK = 30, 6, 2
 SETTINGS = {"epsilon": 1.0, "delta": 1e-5, "clip_norm": 2.0, "method": "rgd", "n_iter": 5,
             "step_size": 0.3, "random_state": 11}
-
-
-class _ZeroLoss(PerSampleLoss):
-    """f = 0: every gradient is zero, so a release from it is the noise alone."""
-
-    def values(self, point, data):
-        return gs.zeros(data.shape[0])
-
-    def gradients(self, point, data):
-        return gs.zeros((data.shape[0],) + tuple(self.space.shape))
 
 
 def _fit(ratings):
@@ -33,7 +22,7 @@ def _fit(ratings):
 
 def test_no_rating_releases_the_noise_only_trajectory():
     empty = _fit(np.full((N_USERS, N_ITEMS), np.nan))
-    noise_only = PrivateERM(empty.space, _ZeroLoss(empty.space), init_point=empty.init_point,
+    noise_only = PrivateERM(empty.space, ZeroLoss(empty.space), init_point=empty.init_point,
                             budget=PrivacyBudget(1.0, 1e-5), **SETTINGS)
     noise_only.fit(np.zeros((N_USERS, N_ITEMS)))
     np.testing.assert_allclose(to_numpy(empty.estimate_), to_numpy(noise_only.estimate_),

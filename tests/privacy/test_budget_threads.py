@@ -126,11 +126,9 @@ def test_concurrent_reservations_never_exceed_the_budget():
         reservation.spend(PureEvent(0.1))
         outcomes.append(True)
 
-    workers = [threading.Thread(target=fit) for _ in range(30)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    with ThreadPoolExecutor(max_workers=30) as pool:
+        for _ in range(30):
+            pool.submit(fit)
     assert sum(outcomes) == 10
     assert budget.spent_epsilon == pytest.approx(1.0) and len(budget.events) == 10
 
