@@ -17,7 +17,7 @@ from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import PrivateERM
-from geomstats_dp.optim import canonical_point
+from geomstats_dp.optim import PerSampleLoss, canonical_point
 from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.privacy import PrivacyBudget
 from tests.conftest import BACKEND
@@ -154,3 +154,39 @@ def test_a_record_breaking_the_loss_changes_nothing_public(bad, row):
     neighbour = data.copy()
     neighbour[row] = BAD_RECORDS[bad]
     assert _public_outputs(neighbour) == _public_outputs(data)
+
+
+class FragileBatchLoss(PerSampleLoss):
+    """A batched loss whose ``gradients`` raises on the whole batch for one bad record."""
+
+    def values(self, point, data):
+        return gs.sum((point - data) ** 2, axis=-1) / 2
+
+    def gradients(self, point, data):
+        if bool(gs.any(data > 1e250)):
+            raise FloatingPointError("record out of range")
+        return point - data
+
+
+@pytest.mark.parametrize("row", [0, 57])
+def test_a_record_raising_in_a_batched_loss_counts_as_zero(row):
+    data = np.random.default_rng(5).normal(scale=0.5, size=(80, 2))
+    neighbour = data.copy()
+    neighbour[row] = BAD_RECORDS["raises"]
+
+    def fit(records, loss):
+        estimator = PrivateERM(Euclidean(2), loss, epsilon=1.0, clip_norm=CLIP, n_iter=4,
+                               random_state=3, budget=PrivacyBudget(1.0, 1e-5))
+        return public_outputs(estimator, records), to_numpy(estimator.estimate_)
+
+    public, estimate = fit(neighbour, FragileBatchLoss(Euclidean(2)))
+    assert public == fit(data, FragileBatchLoss(Euclidean(2)))[0]
+    # the batch is evaluated record by record: the bad record's gradient is NaN (zeroed
+    # by the clipping), the others are those of the batch without it
+    loss = FragileBatchLoss(Euclidean(2))
+    start = to_backend(np.zeros(2))
+    grads = to_numpy(loss.tangent_gradients(start, to_backend(neighbour)))
+    expected = to_numpy(loss.gradients(start, to_backend(np.delete(neighbour, row, 0))))
+    assert np.all(np.isnan(grads[row]))
+    np.testing.assert_array_equal(np.delete(grads, row, 0), expected)
+    assert np.all(np.isfinite(estimate))
