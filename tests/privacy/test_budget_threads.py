@@ -74,6 +74,19 @@ def test_fits_in_worker_threads_charge_the_open_block(workers, fresh_default):
     assert fresh_default.events == ()
 
 
+def test_concurrent_fits_without_a_budget_share_the_bounded_default_ledger(fresh_default):
+    """No block: each fit has its own (0.5, 1e-5) and both are held in the bounded
+    default ledger while they run, so the second is refused before it reads data."""
+    bounded = PrivacyBudget(0.6, 1e-5)
+    set_default_budget(bounded)
+    loss = ReadCounter(Euclidean(2), pause=0.2)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(_fit_or_refusal, [_estimator(loss), _estimator(loss)]))
+    fitted = [o for o in outcomes if not isinstance(o, BudgetExceededError)]
+    assert len(fitted) == 1 and loss.reads == 1
+    assert bounded.events == fitted[0].events_
+
+
 def test_joblib_threading_backend_charges_the_open_block(fresh_default):
     budget = PrivacyBudget(5.0, 1e-5)
     estimators = [_estimator(SquaredDistanceLoss(Euclidean(2))) for _ in range(3)]
