@@ -123,7 +123,7 @@ class PrivacyBudget:
         self._epsilon = check_positive_finite(epsilon, "epsilon")
         self._delta = check_probability(delta, "delta", allow_zero=True)
         self._events = ()
-        self._held = {}  # events reserved by fits in progress (``reserve``)
+        self._held = {}  # key -> (thread ident, events) reserved by fits in progress
         self._lock = threading.RLock()
         self._detached = False
 
@@ -222,7 +222,9 @@ class PrivacyBudget:
         -------
         reservation : Reservation
             ``reservation.spend(*final_events)`` charges; ``reservation.cancel()`` gives
-            the hold up (as does garbage collection of an unspent reservation).
+            the hold up, as do garbage collection of an unspent reservation and the next
+            reservation made by the same thread (a thread runs one fit at a time, so an
+            earlier unspent hold of its own is a fit that failed after its check).
 
         Raises
         ------
@@ -235,12 +237,19 @@ class PrivacyBudget:
         return Reservation(self, self._hold(events), self._locks())
 
     def _hold(self, events):
-        """Check and hold ``events``; return the callables that give the holds up."""
+        """Check and hold ``events``; return the callables that give the holds up.
+
+        A thread runs one fit at a time: its earlier holds still here belong to fits that
+        failed after their check, and are given up first.
+        """
         self._check_attached()
+        owner = threading.get_ident()
         with self._lock:
+            for key in [key for key, (thread, _) in self._held.items() if thread == owner]:
+                del self._held[key]
             self._required_epsilon(events)
             key = object()
-            self._held[key] = events
+            self._held[key] = (owner, events)
         return [functools.partial(self._held.pop, key, None)]
 
     def _locks(self):
@@ -355,7 +364,8 @@ class PrivacyBudget:
         return self
 
     def _required_epsilon(self, events):
-        held = tuple(itertools.chain.from_iterable(list(self._held.values())))
+        held = tuple(itertools.chain.from_iterable(
+            events for _, events in list(self._held.values())))
         required = compose(self._events + held + events, self._delta).epsilon
         if required > self._epsilon * (1 + _CHECK_RTOL):
             labels = ", ".join(event.label or type(event).__name__ for event in events)

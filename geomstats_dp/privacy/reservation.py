@@ -18,8 +18,9 @@ def _release_all(releases):
 class Reservation:
     """Events held against one or more ledgers until ``spend`` or ``cancel``.
 
-    Made by ``PrivacyBudget.reserve``. An unspent reservation is given up when it is
-    garbage collected (a fit that failed after its check).
+    Made by ``PrivacyBudget.reserve``. An unspent reservation (a fit that failed after
+    its check) is given up when it is garbage collected, or when the same thread reserves
+    again on the same ledger.
 
     Parameters
     ----------

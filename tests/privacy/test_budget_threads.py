@@ -157,6 +157,19 @@ def test_a_cancelled_or_collected_reservation_frees_its_hold():
     assert budget.events == ()
 
 
+def test_a_refit_after_a_failed_fit_is_not_blocked_by_its_hold(fresh_default):
+    """The failed fit's frame (kept by its traceback) still references its reservation;
+    the same thread's next reservation gives that hold up."""
+    budget = PrivacyBudget(0.5, 1e-5)
+    corrupted = DATA.copy()
+    corrupted[4, 1] = np.nan
+    with pytest.raises(ValueError, match="non-finite") as failure:
+        _estimator(SquaredDistanceLoss(Euclidean(2)), budget=budget).fit(corrupted)
+    refit = _fit_or_refusal(_estimator(SquaredDistanceLoss(Euclidean(2)), budget=budget))
+    assert failure.value is not None and not isinstance(refit, BudgetExceededError)
+    assert budget.events == refit.events_
+
+
 def test_a_bounded_default_ledger_refuses_before_reading_or_drawing(monkeypatch,
                                                                     fresh_default):
     bounded = PrivacyBudget(0.6, 1e-5)
