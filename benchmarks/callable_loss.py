@@ -154,3 +154,27 @@ def run(output_dir, quick=False):
                   flush=True)
     prefix = "callable_loss_quick" if quick else "callable_loss"
     write_csv(output_dir / f"{prefix}.csv", rows)
+    plot(rows, output_dir / f"{prefix}.png")
+
+
+def plot(rows, path):
+    """Time of each route over the PerSampleLoss subclass's, one group of bars a backend."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    routes = list(dict.fromkeys(row["route"] for row in rows))
+    figure, axis = plt.subplots(figsize=(7.5, 3.8))
+    width = 0.8 / len(routes)
+    for index, route in enumerate(routes):
+        ratios = [next(r["ratio_to_per_sample_loss"] for r in rows
+                       if r["backend"] == backend and r["route"] == route)
+                  for backend in BACKENDS]
+        axis.bar(np.arange(len(BACKENDS)) + index * width, ratios, width, label=route)
+    axis.axhline(2.0, color="black", linestyle=":", label="goal: 2x")
+    axis.set(xticks=np.arange(len(BACKENDS)) + 0.4 - width / 2, xticklabels=BACKENDS,
+             yscale="log", ylabel="fit time / PerSampleLoss subclass",
+             title=f"plain-function losses, {rows[0]['n_samples']} SPD(2) records")
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
