@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
-from geomstats_dp.learning import PrivateERM, erm
+from geomstats_dp.learning import PrivateERM
+from geomstats_dp.optim import ConstantStep
 from geomstats_dp.privacy import PrivacyBudget
 from tests.optim.spies import TangentGaussianSpy
 
@@ -32,14 +33,14 @@ def linear_gradient(point, sample):
 ])
 def test_default_rgd_steps_follow_the_documented_formula(monkeypatch, n_samples, epsilon,
                                                          clip_norm):
-    schedules = []
-    original = erm.minimize
+    steps = []
+    original = ConstantStep.__call__
 
-    def recording_minimize(loss, data, strategy, n_iter, step_size, *args, **kwargs):
-        schedules.append((n_iter, step_size))
-        return original(loss, data, strategy, n_iter, step_size, *args, **kwargs)
+    def recording_call(schedule, step):
+        steps.append((step, original(schedule, step)))
+        return steps[-1][1]
 
-    monkeypatch.setattr(erm, "minimize", recording_minimize)
+    monkeypatch.setattr(ConstantStep, "__call__", recording_call)  # the steps taken
     spy = TangentGaussianSpy(monkeypatch)
     sphere, delta = Hypersphere(2), 1e-5
     rng = np.random.default_rng(0)
@@ -55,10 +56,9 @@ def test_default_rgd_steps_follow_the_documented_formula(monkeypatch, n_samples,
     dim = 2
     ratio = (n_samples * epsilon) ** 2 / (dim * math.log(1 / delta))
     expected_steps = math.ceil(max(1.0, math.log(ratio)) / (2 * 0.5))
-    ((n_iter, step_size),) = schedules
-    assert n_iter == expected_steps == estimator.n_iter_ == len(spy.sigmas)
+    assert expected_steps == estimator.n_iter_ == len(spy.sigmas)
     sigma = spy.sigmas[0]
     assert np.allclose(spy.sigmas, sigma, rtol=1e-12)
     expected_step = 0.5 * clip_norm / math.sqrt(clip_norm**2 + dim * sigma**2)
-    steps = [step_size(t) for t in range(n_iter)]
-    np.testing.assert_allclose(steps, expected_step, rtol=1e-12)
+    assert {t for t, _ in steps} == set(range(expected_steps))  # a constant schedule
+    np.testing.assert_allclose([eta for _, eta in steps], expected_step, rtol=1e-12)
