@@ -147,7 +147,7 @@ def frechet_mean_command(args):
     options = _laplace_options(args, space) if laplace else {"clip_norm": args.clip_norm}
     if laplace:
         options["center"] = to_backend(options["center"])
-    budget = PrivacyBudget(args.epsilon, args.delta)
+    budget = PrivacyBudget(args.epsilon, 0.0 if laplace else args.delta)
     estimator = PrivateFrechetMean(
         space, epsilon=args.epsilon, delta=args.delta, method=args.method,
         random_state=args.seed, budget=budget, **options,
@@ -155,16 +155,26 @@ def frechet_mean_command(args):
     estimate = to_numpy(estimator.estimate_)
     guarantee = f"{args.epsilon}-DP" if laplace else f"({args.epsilon}, {args.delta})-DP"
     print(f"released a {guarantee} Frechet mean of {len(points)} points "
-          f"({args.method}, noise multiplier {estimator.noise_multiplier_:.4g}, "
-          f"{estimator.n_iter_} steps)")
-    print(f"budget: spent epsilon={budget.spent_epsilon:.6g} of {budget.epsilon:g} at "
-          f"delta={budget.delta:g} in {len(budget.events)} events")
+          f"({_mechanism_summary(estimator, args.method)})")
+    at_delta = "(pure DP)" if laplace else f"at delta={budget.delta:g}"
+    print(f"budget: spent epsilon={budget.spent_epsilon:.6g} of {budget.epsilon:g} "
+          f"{at_delta} in {len(budget.events)} events")
     if args.output:
         np.save(args.output, estimate)
         print(f"release written to {args.output}")
     else:
         print("release (no --output given, printed here only):")
         print(np.array2string(estimate, precision=6))
+
+
+def _mechanism_summary(estimator, method):
+    """What the release drew: the Laplace scale, or the Gaussian steps' noise."""
+    if method == "laplace":
+        (event,) = estimator.events_
+        return (f"Riemannian Laplace, scale {event.noise_scale:.4g} for a sensitivity of "
+                f"{event.sensitivity:.4g}")
+    return (f"{method}, noise multiplier {estimator.noise_multiplier_:.4g}, "
+            f"{estimator.n_iter_} steps")
 
 
 def account_command(args):

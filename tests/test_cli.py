@@ -70,6 +70,26 @@ def test_frechet_mean_command_saves_the_estimators_release(tmp_path, capsys, opt
     assert f"release written to {tmp_path / 'mean.npy'}" in out
 
 
+@pytest.mark.filterwarnings("ignore:some points lie outside the ball")
+def test_laplace_release_reports_its_scale_and_no_gaussian_terms(tmp_path, capsys):
+    points = _sphere_points(tmp_path)
+    main(["frechet-mean", str(tmp_path / "points.npy"), "--space", "sphere", "--epsilon",
+          "0.7", "--seed", "3", "--method", "laplace", "--radius", "0.5", "--center",
+          str(tmp_path / "center.npy"), "--output", str(tmp_path / "mean.npy")])
+    out = capsys.readouterr().out
+    estimator = PrivateFrechetMean(Hypersphere(2), epsilon=0.7, method="laplace", radius=0.5,
+                                   center=gs.array([0.0, 0.0, 1.0]), random_state=3,
+                                   budget=PrivacyBudget(0.7, 0.0))
+    (event,) = estimator.fit(gs.array(points)).events_
+    assert "released a 0.7-DP Frechet mean" in out
+    assert _number(r"scale ([0-9.e+-]+) for", out) == pytest.approx(event.noise_scale,
+                                                                   rel=1e-3)
+    assert "(pure DP) in 1 events" in out
+    summary = "\n".join(out.splitlines()[:2])  # the release and budget lines
+    for gaussian_term in ("noise multiplier", "steps", "delta"):
+        assert gaussian_term not in summary
+
+
 def test_frechet_mean_command_without_output_prints_the_release(tmp_path, capsys):
     points = _sphere_points(tmp_path)
     main(["frechet-mean", str(tmp_path / "points.npy"), "--space", "sphere",

@@ -32,6 +32,7 @@ from geomstats_dp.optim import (
     PerSampleLoss,
     normalize_sample_weight,
 )
+from geomstats_dp.optim.dummy import dummy_records
 from geomstats_dp.privacy import PrivacyLeakWarning
 
 SAMPLINGS = ("without_replacement", "poisson")
@@ -361,30 +362,41 @@ class PrivateERM(PrivateEstimator):
 
 
 def _probe_loss(loss, data, point):
-    """Evaluate the loss on the first records at ``point``: wrong shapes or NaN raise now.
+    """Check the shapes of the loss's values and gradients on one public dummy record.
 
-    Called after the budget check and before anything is charged or released.
+    The record (``optim.dummy.dummy_records``) has the shape of the data's rows and
+    public values, and ``point`` is the public start: whether this raises, and what it
+    says, depends on public quantities only. Non-finite values are allowed (the dummy may
+    lie outside the loss's domain); on data, a record whose loss or gradient is not
+    finite, or raises, contributes zero.
     """
-    head = data[np.arange(min(2, int(data.shape[0])))]
-    k = int(head.shape[0])
-    values = to_numpy(loss.values(point, head))
-    if values.shape != (k,):
+    record = dummy_records(loss.space, data, point, n_records=1)
+    try:
+        values = to_numpy(loss.values(point, record))
+        grads = to_numpy(loss.gradients(point, record))
+    except Exception as error:
         raise ValueError(
-            f"loss must return one value per sample, shape ({k},); got {values.shape}"
+            f"loss {loss.name} raised {type(error).__name__}: {error} on a public dummy "
+            f"record of the data's shape at the initial point; a loss must accept any "
+            "record of that shape (a record it cannot evaluate must give a non-finite "
+            "value, which counts as zero, not an exception)"
+        ) from error
+    if values.shape != (1,):
+        raise ValueError(
+            f"loss {loss.name} must return one value per sample, shape (1,) for one "
+            f"record; got {values.shape}"
         )
-    if not np.isfinite(values).all():
-        raise ValueError(f"loss returned a non-finite value at the initial point: {values}")
-    grads = to_numpy(loss.gradients(point, head))
-    expected = (k,) + tuple(loss.space.shape)
+    expected = (1,) + tuple(loss.space.shape)
     if grads.shape != expected:
         raise ValueError(
-            f"loss gradients must have shape {expected} (one per sample), got {grads.shape}"
+            f"loss {loss.name} gradients must have shape {expected} (one per sample), "
+            f"got {grads.shape}"
         )
 
 
 def _gradient_norms(loss, data, point):
-    """Per-sample gradient norms at ``point`` in the Riemannian metric, shape=[n]."""
-    return to_numpy(loss.space.metric.norm(loss.gradients(point, data), point))
+    """Norms of the per-sample tangent gradients at ``point`` in the metric, shape=[n]."""
+    return to_numpy(loss.space.metric.norm(loss.tangent_gradients(point, data), point))
 
 
 def _infer_clip_norm(loss, data, point):

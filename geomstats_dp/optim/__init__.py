@@ -5,16 +5,12 @@ noisy gradient is formed. Noise standard deviations are given by the caller (the
 estimator calibrates them); nothing here reads a privacy budget.
 """
 
+from geomstats_dp.optim.callable_loss import CallableLoss
 from geomstats_dp.optim.clipping import clip_tangent_vectors
 from geomstats_dp.optim.gradients import riemannian_gradient
 from geomstats_dp.optim.initial_point import canonical_point
 from geomstats_dp.optim.loop import minimize
-from geomstats_dp.optim.losses import (
-    AutodiffLoss,
-    CallableLoss,
-    PerSampleLoss,
-    SquaredDistanceLoss,
-)
+from geomstats_dp.optim.losses import AutodiffLoss, PerSampleLoss, SquaredDistanceLoss
 from geomstats_dp.optim.outputs import OUTPUTS
 from geomstats_dp.optim.result import OptimizerResult
 from geomstats_dp.optim.samples import PairedSamples

@@ -1,10 +1,15 @@
 """Per-sample losses f(x; z_i) and their Riemannian gradients at one point.
 
 A loss is evaluated at one point x for a batch of samples and returns one value, or one
-Riemannian gradient, per sample; the optimisation loop clips and combines them.
+Riemannian gradient, per sample; the optimisation loop clips and combines them. What it
+clips is ``tangent_gradients``: the gradients projected onto the tangent space at x
+(``space.to_tangent``) before their norm is taken, so that a gradient that is not tangent
+(a user's closed form, autodiff, finite differences) cannot have a small norm in the
+metric and a large effect on the step. A record whose gradient raises or is not finite
+counts as zero; no record's value decides an exception.
 """
 
-import warnings
+import math
 from abc import ABC, abstractmethod
 
 import geomstats.backend as gs
@@ -25,7 +30,6 @@ from geomstats_dp.optim.samples import PairedSamples
 
 AUTODIFF_BACKENDS = ("autograd", "pytorch")
 DIFFERENTIATIONS = ("autodiff", "finite_differences")
-GRADIENT_KINDS = ("riemannian", "euclidean")
 
 
 def backend_name():
@@ -82,8 +86,33 @@ class PerSampleLoss(ABC):
         Returns
         -------
         gradients : array-like, shape=[k, *space.shape]
-            Tangent at ``point``.
+            Tangent at ``point`` (``tangent_gradients`` projects them anyway).
         """
+
+    @property
+    def name(self):
+        """What error messages call this loss."""
+        return type(self).__name__
+
+    def tangent_gradients(self, point, data):
+        """``gradients`` projected onto the tangent space at ``point``: what is clipped.
+
+        Arguments and shape as ``gradients``. If ``gradients`` raises on the batch, the
+        records are evaluated one by one and a record that raises gets a NaN gradient
+        (zeroed by the clipping).
+        """
+        try:
+            grads = self.gradients(point, data)
+        except Exception:  # noqa: BLE001 - a record's failure must not become an exception
+            grads = gs.stack([self._record_gradient(point, data[i : i + 1])
+                              for i in range(int(data.shape[0]))])
+        return self.space.to_tangent(grads, point)
+
+    def _record_gradient(self, point, record):
+        try:
+            return self.gradients(point, record)[0]
+        except Exception:  # noqa: BLE001
+            return gs.ones(tuple(self.space.shape)) * math.nan
 
     def gradient_sums(self, point):
         """Per-sample gradient norms and their weighted sums at ``point``, chunk by chunk.
@@ -106,7 +135,7 @@ class PerSampleLoss(ABC):
         metric = self.space.metric
 
         def sums(data):
-            grads = self.gradients(point, data)
+            grads = self.tangent_gradients(point, data)
             norms = metric.norm(grads, point)
             grads = zero_nonfinite(grads, norms)
             return norms, lambda coefficients: gs.einsum("k,k...->...", coefficients, grads)
@@ -186,14 +215,16 @@ class AutodiffLoss(PerSampleLoss):
         ``eigh`` (SPD distances) have no autodiff gradient at matrices with repeated
         eigenvalues, the identity included: start elsewhere or use a closed form.
     differentiation : {"autodiff", "finite_differences"}
-        "autodiff" (default) uses ``gs.autodiff.value_and_grad`` and needs the autograd or
-        pytorch backend; "finite_differences" (central, one ambient coordinate at a time,
-        2 * prod(space.shape) evaluations per gradient) also works on numpy.
+        "autodiff" (default) uses ``gs.autodiff.value_and_grad`` on the sum of the losses
+        over the batch (one backward pass for all the per-sample gradients) and needs the
+        autograd or pytorch backend; "finite_differences" (forward, one ambient coordinate
+        at a time: prod(space.shape) + 1 evaluations of ``function`` on the whole batch)
+        also works on numpy.
     fd_step : float
-        Step of the central differences.
+        Step of the forward differences.
     """
 
-    def __init__(self, space, function, differentiation="autodiff", fd_step=1e-6):
+    def __init__(self, space, function, differentiation="autodiff", fd_step=1e-7):
         super().__init__(space)
         if not callable(function):
             raise TypeError(f"function must be callable, got {type(function).__name__}")
@@ -212,6 +243,11 @@ class AutodiffLoss(PerSampleLoss):
         self.differentiation = differentiation
         self.fd_step = check_positive_finite(fd_step, "fd_step")
 
+    @property
+    def name(self):
+        """The function's name."""
+        return getattr(self.function, "__qualname__", type(self).__name__)
+
     def _repeat(self, point, n_samples):
         return gs.repeat(gs.expand_dims(point, 0), n_samples, axis=0)
 
@@ -229,88 +265,35 @@ class AutodiffLoss(PerSampleLoss):
         return self._finite_differences(points, data)
 
     def _finite_differences(self, points, data):
-        shape = tuple(self.space.shape)
-        size = int(np.prod(shape))
-        columns = []
-        for unit in np.eye(size):
-            step = to_backend(unit.reshape(shape) * self.fd_step)
-            forward = self.function(points + step, data)
-            backward = self.function(points - step, data)
-            columns.append((forward - backward) / (2 * self.fd_step))
-        grads = gs.stack(columns, axis=-1)
-        return gs.reshape(grads, (points.shape[0],) + shape)
+        return forward_differences(lambda at: self.function(at, data), points,
+                                   tuple(self.space.shape), self.fd_step)
 
     def gradients(self, point, data):
         """Riemannian gradients for each sample, shape=[k, *space.shape]."""
         return riemannian_gradient(self.space, self.euclidean_gradients(point, data), point)
 
 
-class CallableLoss(AutodiffLoss):
-    """A plain per-sample loss ``loss(point, sample)``, made a PerSampleLoss.
-
-    The callable takes one point [*space.shape] and one sample (a row of X, or the pair
-    (x_i, y_i) when the data are ``PairedSamples``) and returns a scalar, written with
-    ``geomstats.backend``. Its gradient is, in order of preference, the closed form
-    ``gradient(point, sample)`` if given, automatic differentiation on the autograd and
-    pytorch backends, or central finite differences (numpy; 2 prod(space.shape)
-    evaluations per sample and step, with a warning about their cost).
+def forward_differences(evaluate, at, shape, step):
+    """Forward differences of ``evaluate`` along each ambient coordinate of the points.
 
     Parameters
     ----------
-    space : Manifold
-    function : callable
-        ``function(point, sample) -> scalar``.
-    gradient : callable, optional
-        ``gradient(point, sample) -> array [*space.shape]``: the closed-form gradient.
-    gradient_kind : {"riemannian", "euclidean"}
-        What ``gradient`` returns: the Riemannian gradient (tangent at ``point``), or the
-        gradient in the ambient coordinates, converted by ``riemannian_gradient``.
-    fd_step : float
-        Step of the finite differences.
+    evaluate : callable
+        ``evaluate(at) -> [k]`` values.
+    at : array-like, shape=[*shape] or [k, *shape]
+        Where to differentiate (one point for every value, or one point per value).
+    shape : tuple
+        The space's shape.
+    step : float
+
+    Returns
+    -------
+    gradients : array-like, shape=[k, *shape]
+        prod(shape) + 1 calls of ``evaluate``.
     """
-
-    def __init__(self, space, function, gradient=None, gradient_kind="riemannian",
-                 fd_step=1e-6):
-        if not callable(function):
-            raise TypeError(f"loss must be callable, got {type(function).__name__}")
-        if gradient is not None and not callable(gradient):
-            raise TypeError(f"gradient must be callable, got {type(gradient).__name__}")
-        if gradient_kind not in GRADIENT_KINDS:
-            raise ValueError(
-                f"gradient_kind must be one of {GRADIENT_KINDS}, got {gradient_kind!r}"
-            )
-        autodiff = backend_name() in AUTODIFF_BACKENDS
-        if gradient is None and not autodiff:
-            warnings.warn(
-                f"the {backend_name()!r} backend cannot differentiate the loss: finite "
-                f"differences cost 2 x {int(np.prod(space.shape))} loss evaluations per "
-                "sample and step; pass a closed-form gradient or use the autograd or "
-                "pytorch backend (GEOMSTATS_BACKEND)",
-                UserWarning,
-                stacklevel=3,
-            )
-        if gradient is None or gradient_kind == "euclidean":
-            conversion_for(space)  # unsupported metric: TypeError now, not mid-run
-        PerSampleLoss.__init__(self, space)
-        self.function = self._batched
-        self.differentiation = "autodiff" if autodiff else "finite_differences"
-        self.fd_step = check_positive_finite(fd_step, "fd_step")
-        self.sample_function = function
-        self.gradient = gradient
-        self.gradient_kind = gradient_kind
-
-    def _batched(self, points, samples):
-        """The per-sample callable applied row by row: [k] losses."""
-        return gs.stack([
-            gs.reshape(self.sample_function(points[i], samples[i]), ())
-            for i in range(points.shape[0])
-        ])
-
-    def gradients(self, point, data):
-        """Riemannian gradients for each sample, shape=[k, *space.shape]."""
-        if self.gradient is None:
-            return super().gradients(point, data)
-        grads = gs.stack([self.gradient(point, data[i]) for i in range(data.shape[0])])
-        if self.gradient_kind == "euclidean":
-            return riemannian_gradient(self.space, grads, point)
-        return grads
+    base = evaluate(at)
+    columns = []
+    for unit in np.eye(int(np.prod(shape))):
+        shifted = evaluate(at + to_backend(unit.reshape(shape) * step))
+        columns.append((shifted - base) / step)
+    return gs.reshape(gs.stack(columns, axis=-1), (int(base.shape[0]),) + shape)

@@ -8,12 +8,14 @@ in a joblib/loky worker process, would never reach the original ledger. ``resume
 a copy into a live budget deliberately (to go on spending from a saved ledger).
 """
 
-import contextvars
+import functools
+import itertools
 import math
 import numbers
 import threading
 
 from geomstats_dp._validation import check_positive_finite, check_probability
+from geomstats_dp.privacy import active_budgets
 from geomstats_dp.privacy._exceptions import BudgetExceededError, DetachedBudgetError
 from geomstats_dp.privacy.accountant import compose
 from geomstats_dp.privacy.calibration import calibrate_gaussian, check_target
@@ -24,8 +26,8 @@ from geomstats_dp.privacy.events import (
     check_events,
 )
 from geomstats_dp.privacy.noise_search import smallest_noise
+from geomstats_dp.privacy.reservation import Reservation
 
-_ACTIVE = contextvars.ContextVar("geomstats_dp_active_budgets", default=())
 _CHECK_RTOL = 1e-9  # float slack of the comparison with the total epsilon
 
 
@@ -33,10 +35,11 @@ def current_budget():
     """The innermost budget entered with ``with budget:`` in this context, or None.
 
     Estimators created inside ``with budget:`` take it as their default budget. The stack
-    lives in a ``contextvars.ContextVar``: threads and asyncio tasks each see their own.
+    lives in a ``contextvars.ContextVar``: threads and asyncio tasks each see their own
+    (a fit in a worker thread still charges the block open in another thread:
+    ``resolve_budget``).
     """
-    active = _ACTIVE.get()
-    return active[-1] if active else None
+    return active_budgets.context_budget()
 
 
 def resolve_budget(budget, epsilon, delta):
@@ -52,16 +55,24 @@ def resolve_budget(budget, epsilon, delta):
     Returns
     -------
     budget : PrivacyBudget
-        ``budget``, else ``current_budget()``, else a fresh ``PrivacyBudget(epsilon,
-        delta)`` for this fit alone that also records its releases in the process-wide
-        default ledger (``get_default_budget()``): checking it checks both the fit's own
-        (epsilon, delta) and the default ledger; spending it charges both.
+        ``budget``, else ``current_budget()``, else the budget of the ``with budget:``
+        block open in another thread (a fit in a worker thread started inside the block),
+        else a fresh ``PrivacyBudget(epsilon, delta)`` for this fit alone that also
+        records its releases in the process-wide default ledger
+        (``get_default_budget()``): checking it checks both the fit's own (epsilon,
+        delta) and the default ledger; spending it charges both.
+
+    Raises
+    ------
+    ValueError
+        With no ``budget`` and none in this context, if blocks of different budgets are
+        open in several other threads (``active_budgets.open_budget``).
     """
     if budget is not None:
         if not isinstance(budget, PrivacyBudget):
             raise TypeError(f"budget must be a PrivacyBudget, got {type(budget).__name__}")
         return budget
-    active = current_budget()
+    active = active_budgets.open_budget()
     if active is not None:
         return active
     from geomstats_dp.privacy.default_ledger import fit_budget
@@ -112,6 +123,7 @@ class PrivacyBudget:
         self._epsilon = check_positive_finite(epsilon, "epsilon")
         self._delta = check_probability(delta, "delta", allow_zero=True)
         self._events = ()
+        self._held = {}  # key -> (thread ident, events) reserved by fits in progress
         self._lock = threading.RLock()
         self._detached = False
 
@@ -168,7 +180,8 @@ class PrivacyBudget:
         return compose(self._events, self._delta).accountant
 
     def check(self, *events):
-        """Raise BudgetExceededError if the ledger plus ``events`` would exceed the budget.
+        """Raise BudgetExceededError if the ledger plus ``events`` would exceed the budget
+        (counting the events held by fits in progress, ``reserve``).
 
         Parameters
         ----------
@@ -192,6 +205,56 @@ class PrivacyBudget:
         self._check_attached()
         with self._lock:
             return self._required_epsilon(events)
+
+    def reserve(self, *events):
+        """Check ``events`` and hold them until the fit that plans them charges them.
+
+        Checks and charges made meanwhile (in other threads) count the held events, so
+        that of two concurrent fits that do not both fit, the second is refused at its
+        check, before it reads any data.
+
+        Parameters
+        ----------
+        *events : GaussianEvent, PureEvent or ApproxDPEvent
+            The planned releases.
+
+        Returns
+        -------
+        reservation : Reservation
+            ``reservation.spend(*final_events)`` charges; ``reservation.cancel()`` gives
+            the hold up, as do garbage collection of an unspent reservation and the next
+            reservation made by the same thread (a thread runs one fit at a time, so an
+            earlier unspent hold of its own is a fit that failed after its check).
+
+        Raises
+        ------
+        BudgetExceededError
+            If the ledger, the held events and ``events`` exceed the budget.
+        DetachedBudgetError
+            If this budget is an unpickled copy (see ``resume``).
+        """
+        events = _as_events(events)
+        return Reservation(self, self._hold(events), self._locks())
+
+    def _hold(self, events):
+        """Check and hold ``events``; return the callables that give the holds up.
+
+        A thread runs one fit at a time: its earlier holds still here belong to fits that
+        failed after their check, and are given up first.
+        """
+        self._check_attached()
+        owner = threading.get_ident()
+        with self._lock:
+            for key in [key for key, (thread, _) in self._held.items() if thread == owner]:
+                del self._held[key]
+            self._required_epsilon(events)
+            key = object()
+            self._held[key] = (owner, events)
+        return [functools.partial(self._held.pop, key, None)]
+
+    def _locks(self):
+        """The locks of the ledgers a charge to this budget writes, in a fixed order."""
+        return [self._lock]
 
     def spend(self, *events):
         """Check ``events`` against the budget, then append them to the ledger.
@@ -283,6 +346,7 @@ class PrivacyBudget:
     def __getstate__(self):
         state = self.__dict__.copy()
         del state["_lock"]
+        state["_held"] = {}  # the holds of fits in progress here do not travel
         return state
 
     def __setstate__(self, state):
@@ -300,13 +364,16 @@ class PrivacyBudget:
         return self
 
     def _required_epsilon(self, events):
-        required = compose(self._events + events, self._delta).epsilon
+        held = tuple(itertools.chain.from_iterable(
+            events for _, events in list(self._held.values())))
+        required = compose(self._events + held + events, self._delta).epsilon
         if required > self._epsilon * (1 + _CHECK_RTOL):
             labels = ", ".join(event.label or type(event).__name__ for event in events)
             raise BudgetExceededError(
                 f"releasing [{labels}] would bring the ledger to epsilon={required:.6g} at "
                 f"delta={self._delta:g}, beyond the budget epsilon={self._epsilon:g} "
-                f"(already spent: {compose(self._events, self._delta).epsilon:.6g}); "
+                f"(already spent: {compose(self._events, self._delta).epsilon:.6g}"
+                f"{f', and {len(held)} events held by fits in progress' if held else ''}); "
                 "nothing was charged",
                 required,
                 self._epsilon,
@@ -315,13 +382,11 @@ class PrivacyBudget:
         return required
 
     def __enter__(self):
-        _ACTIVE.set(_ACTIVE.get() + (self,))
+        active_budgets.enter(self)
         return self
 
     def __exit__(self, *exc_info):
-        active = _ACTIVE.get()
-        if active and active[-1] is self:
-            _ACTIVE.set(active[:-1])
+        active_budgets.leave(self)
         return False
 
     def __repr__(self):

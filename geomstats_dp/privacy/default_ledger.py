@@ -81,6 +81,18 @@ class _FitBudget(PrivacyBudget):
         self.default_ledger.check(*events)
         return required
 
+    def _hold(self, events):
+        """Hold ``events`` in this fit's ledger and in the default ledger, or in neither."""
+        releases = super()._hold(events)
+        try:
+            return releases + self.default_ledger._hold(events)
+        except BaseException:
+            releases[0]()
+            raise
+
+    def _locks(self):
+        return [self._lock, self.default_ledger._lock]
+
     def spend(self, *events):
         """Charge the default ledger and this fit's ledger, or neither."""
         with self._lock:

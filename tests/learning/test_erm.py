@@ -14,6 +14,7 @@ from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import NoiseDominatesWarning, PrivateERM
 from geomstats_dp.optim import CallableLoss, PairedSamples, PerSampleLoss
 from geomstats_dp.privacy import PrivacyBudget, gdp_epsilon
+from tests.learning.public_outputs import public_outputs
 from tests.optim.spies import TangentGaussianSpy
 
 AUTODIFF = gs.__name__.rsplit(".", 1)[-1] in ("autograd", "pytorch")
@@ -104,12 +105,8 @@ class _BadShape(PerSampleLoss):
         return gs.zeros((data.shape[0], 3))
 
 
-class _NaNLoss(PerSampleLoss):
-    def values(self, point, data):
-        return gs.zeros(data.shape[0]) * np.nan
-
-    def gradients(self, point, data):
-        return gs.zeros((data.shape[0], 3))
+def _key_error_loss(point, sample):
+    return {"a": 1.0}["b"] * gs.sum(point * sample)
 
 
 def test_bad_losses_and_targets_raise_before_charging():
@@ -119,11 +116,14 @@ def test_bad_losses_and_targets_raise_before_charging():
     cases = [
         (TypeError, "loss must be callable", 42, {}),
         (ValueError, "one value per sample", _BadShape(sphere), {}),
-        (ValueError, "non-finite", _NaNLoss(sphere), {}),
+        (ValueError, "loss _key_error_loss raised KeyError", _key_error_loss,
+         {"gradient": linear_gradient}),
         (ValueError, "y must hold one row per row of X", _BadShape(sphere), {"y": np.ones(7)}),
     ]
-    for error, message, loss, fit_kwargs in cases:
-        estimator = PrivateERM(sphere, loss, clip_norm=1.0, budget=budget)
+    for error, message, loss, params in cases:
+        fit_kwargs = {"y": params["y"]} if "y" in params else {}
+        gradient = {"gradient": params["gradient"]} if "gradient" in params else {}
+        estimator = PrivateERM(sphere, loss, clip_norm=1.0, budget=budget, **gradient)
         with pytest.raises(error, match=message):
             estimator.fit(points, **fit_kwargs)
         assert not hasattr(estimator, "estimate_")
@@ -172,14 +172,7 @@ def test_poisson_neighbours_release_identical_public_attributes():
     for data in (points[:16], points):
         _, estimator = _sphere_erm(method="rsgd", sampling="poisson", dataset_size=20,
                                    epsilon=2.0, random_state=7)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            estimator.fit(data)
-        public = {name: getattr(estimator, name) for name in estimator._FITTED
-                  if name not in ("estimate_", "budget_")}
-        public["warnings"] = [(w.category, str(w.message)) for w in caught]
-        public["spent"] = estimator.budget_.spent_epsilon
-        fitted.append(public)
+        fitted.append(public_outputs(estimator, data))
     assert fitted[0] == fitted[1]
     assert fitted[0]["n_gradient_evaluations_"] is None
 

@@ -125,7 +125,6 @@ def test_neighbours_share_every_public_attribute():
     (np.ones(5), {}, ValueError, "X must have at least 2 axes"),
     (np.ones((5, 3, 2)), {}, ValueError, r"X must have shape \[n_users, n_items\]"),
     (np.ones((5, 3)), {"rank": 3}, ValueError, "rank must be < n_items = 3"),
-    (np.full((5, 4), np.nan), {"rank": 2}, ValueError, "X holds no rating"),
     (np.array([[1.0, np.inf], [2.0, 3.0]]), {"rank": 1}, ValueError,
      r"X holds an infinite value at index \(0, 1\)"),
     (np.array([["a", "b"], ["c", "d"]]), {"rank": 1}, ValueError, "X must hold real numbers"),

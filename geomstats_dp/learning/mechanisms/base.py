@@ -9,7 +9,8 @@ number of records n, the shapes, the public weights) and has two methods:
   key ``"events_"`` (the same privacy cost, with data-independent details filled in).
 
 ``run_release`` is the pipeline every estimator goes through:
-events -> budget.check (nothing read yet) -> release -> budget.spend.
+events -> budget.reserve (checked, nothing read yet; a concurrent fit cannot take the
+same room) -> release -> the reservation spent.
 Every mechanism states its adjacency, sensitivity and accountant in its docstring.
 """
 
@@ -68,11 +69,15 @@ def run_release(mechanism, budget, data, weights, random_state=None, secure=Fals
         Before any data value is read, when the budget cannot afford the release.
     """
     events = tuple(mechanism.events())
-    budget.check(*events)
+    reservation = budget.reserve(*events)
     rng = get_rng(random_state, secure=secure)
-    with quiet_numerics():
-        fitted = mechanism.release(data, weights, rng)
+    try:
+        with quiet_numerics():
+            fitted = mechanism.release(data, weights, rng)
+    except BaseException:
+        reservation.cancel()
+        raise
     spent = tuple(fitted.pop("events_", events))
-    budget.spend(*spent)
+    reservation.spend(*spent)
     fitted["events_"] = spent
     return fitted

@@ -1,0 +1,232 @@
+"""A plain per-sample loss ``loss(point, sample)``, evaluated on whole batches when it can.
+
+A user writes the loss of one record at one point. Calling it once per record costs a
+Python call per record and step; most such functions, written with ``geomstats.backend``,
+also accept a batch of records. ``CallableLoss`` finds out on public dummy records
+(``geomstats_dp.optim.dummy``) which of three forms gives the same numbers as calls on
+single records, and uses the cheapest:
+
+- one point and a batch of records, ``loss(point, samples [k, ...]) -> [k]``: values,
+  closed-form gradients and finite differences (all rows share the point);
+- paired rows, ``loss(points [k, *space.shape], samples [k, ...]) -> [k]``: what
+  automatic differentiation of the sum over a batch of replicated points needs;
+- one call per record, the fallback.
+"""
+
+import math
+import warnings
+
+import geomstats.backend as gs
+import numpy as np
+
+from geomstats_dp._backend import as_numpy, to_backend
+from geomstats_dp._validation import check_positive_finite
+from geomstats_dp.optim.dummy import dummy_points, dummy_records, row_shapes
+from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
+from geomstats_dp.optim.losses import (
+    AUTODIFF_BACKENDS,
+    AutodiffLoss,
+    PerSampleLoss,
+    backend_name,
+    forward_differences,
+)
+from geomstats_dp.optim.samples import PairedSamples
+
+GRADIENT_KINDS = ("riemannian", "euclidean")
+_ONE_POINT, _PAIRED_ROWS = "one point", "paired rows"
+
+
+class CallableLoss(AutodiffLoss):
+    """A plain per-sample loss ``loss(point, sample)``, made a PerSampleLoss.
+
+    The callable takes one point [*space.shape] and one sample (a row of X, or the pair
+    (x_i, y_i) when the data are ``PairedSamples``) and returns a scalar, written with
+    ``geomstats.backend``. Its gradient is, in order of preference, the closed form
+    ``gradient(point, sample)`` if given, automatic differentiation on the autograd and
+    pytorch backends (of the sum over the batch of replicated points), or forward finite
+    differences (numpy; prod(space.shape) + 1 evaluations per step, with a warning).
+
+    Batches. For each shape of the records, the callable (and ``gradient``) is first
+    tried on public dummy records at the first point it is evaluated at (a run's start;
+    module docstring): a form that returns the values of calls on single records (to
+    1e-9) is used from then on; a batch of pairs is passed as the tuple (X, y). An
+    exception on the dummy records propagates (it depends on no data value). On data,
+    a batched call that raises falls back to calls record by record, and a record whose
+    call raises gets a NaN value and gradient: its clipped contribution is zero.
+
+    Parameters
+    ----------
+    space : Manifold
+    function : callable
+        ``function(point, sample) -> scalar``.
+    gradient : callable, optional
+        ``gradient(point, sample) -> array [*space.shape]``: the closed-form gradient.
+    gradient_kind : {"riemannian", "euclidean"}
+        What ``gradient`` returns: the Riemannian gradient (projected onto the tangent
+        space at ``point`` before it is clipped, ``tangent_gradients``), or the gradient
+        in the ambient coordinates, converted by ``riemannian_gradient``.
+    fd_step : float
+        Step of the finite differences.
+    """
+
+    def __init__(self, space, function, gradient=None, gradient_kind="riemannian",
+                 fd_step=1e-7):
+        if not callable(function):
+            raise TypeError(f"loss must be callable, got {type(function).__name__}")
+        if gradient is not None and not callable(gradient):
+            raise TypeError(f"gradient must be callable, got {type(gradient).__name__}")
+        if gradient_kind not in GRADIENT_KINDS:
+            raise ValueError(
+                f"gradient_kind must be one of {GRADIENT_KINDS}, got {gradient_kind!r}"
+            )
+        autodiff = backend_name() in AUTODIFF_BACKENDS
+        if gradient is None and not autodiff:
+            warnings.warn(
+                f"the {backend_name()!r} backend cannot differentiate the loss: finite "
+                f"differences cost {int(np.prod(space.shape)) + 1} loss evaluations per "
+                "step; pass a closed-form gradient or use the autograd or pytorch backend "
+                "(GEOMSTATS_BACKEND)",
+                UserWarning,
+                stacklevel=3,
+            )
+        if gradient is None or gradient_kind == "euclidean":
+            conversion_for(space)  # unsupported metric: TypeError now, not mid-run
+        PerSampleLoss.__init__(self, space)
+        self.function = self._loss_rows
+        self.differentiation = "autodiff" if autodiff else "finite_differences"
+        self.fd_step = check_positive_finite(fd_step, "fd_step")
+        self.sample_function = function
+        self.gradient = gradient
+        self.gradient_kind = gradient_kind
+        self._forms = {}  # (form, output shape, record shapes) -> whether it agrees
+        self._strict = False  # raise a record's failure (dummy records only)
+
+    @property
+    def name(self):
+        """The callable's name."""
+        return getattr(self.sample_function, "__qualname__", type(self).__name__)
+
+    def values(self, point, data):
+        """loss(point, z_i) for each sample, shape=[k]."""
+        return self._at_point(self.sample_function, point, data, ())
+
+    def gradients(self, point, data):
+        """Gradients for each sample, shape=[k, *space.shape] (``tangent_gradients``
+        projects a user's "riemannian" gradients onto the tangent space)."""
+        self._try_on_dummy_records(point, data)
+        if self.gradient is None:
+            return super().gradients(point, data)
+        grads = self._at_point(self.gradient, point, data, tuple(self.space.shape))
+        if self.gradient_kind == "euclidean":
+            return riemannian_gradient(self.space, grads, point)
+        return grads
+
+    def euclidean_gradients(self, point, data):
+        """Derived gradients in the ambient coordinates, shape=[k, *space.shape]:
+        autodiff on paired rows, or forward differences of one-point batched calls."""
+        if self.differentiation == "autodiff":
+            return super().euclidean_gradients(point, data)
+        return forward_differences(lambda at: self.values(at, data), point,
+                                   tuple(self.space.shape), self.fd_step)
+
+    def _loss_rows(self, points, samples):
+        """The callable on paired rows (what autodiff differentiates): [k] losses."""
+        return self._on_rows(self.sample_function, points, samples, ())
+
+    def _at_point(self, function, point, samples, shape):
+        """``function`` at one point for every record, [k, *shape]."""
+        if self._agrees(_ONE_POINT, function, point, samples, shape):
+            out = self._batched_call(function, point, samples, shape)
+            if out is not None:
+                return out
+        return self._on_rows(function, self._repeat(point, samples.shape[0]), samples,
+                             shape)
+
+    def _on_rows(self, function, points, samples, shape):
+        """``function`` on paired rows, [k, *shape]: one call if it broadcasts."""
+        if self._agrees(_PAIRED_ROWS, function, points[0], samples, shape):
+            out = self._batched_call(function, points, samples, shape)
+            if out is not None:
+                return out
+        return gs.stack([_record(function, points[i], samples[i], shape, self._strict)
+                         for i in range(int(points.shape[0]))])
+
+    def _batched_call(self, function, points, samples, shape):
+        """One call on the batch; None if it raises or has the wrong shape (on data)."""
+        try:
+            out = function(points, _batch(samples))
+        except Exception:  # a record's failure: go record by record
+            if self._strict:
+                raise
+            return None
+        return out if tuple(gs.shape(out)) == (int(samples.shape[0]),) + shape else None
+
+    def _agrees(self, form, function, point, samples, shape):
+        """Whether ``form`` gives the record-by-record values, decided on dummy records."""
+        key = (form, shape, row_shapes(samples))
+        if key not in self._forms:
+            point = to_backend(as_numpy(_untracked(point)))
+            dummy = dummy_records(self.space, samples, point)
+            points = dummy_points(self.space, point, int(dummy.shape[0]))
+            batched_points = points if form == _PAIRED_ROWS else points[0]
+            if form == _ONE_POINT:
+                points = self._repeat(points[0], dummy.shape[0])
+            self._forms[key] = _same_as_records(function, batched_points, points, dummy,
+                                                shape)
+        return self._forms[key]
+
+    def _try_on_dummy_records(self, point, data):
+        """Once per record shape, compute the gradients of dummy records at ``point``
+        with failures raised: an exception there (autodiff included) reads no data."""
+        key = ("gradients", row_shapes(data))
+        if key in self._forms or self._strict:
+            return
+        self._strict = True
+        try:
+            point = to_backend(as_numpy(_untracked(point)))
+            self.gradients(point, dummy_records(self.space, data, point))
+        finally:
+            self._strict = False
+        self._forms[key] = True
+
+
+def _batch(samples):
+    """What a broadcasting callable receives for a batch of samples."""
+    if isinstance(samples, PairedSamples):
+        return samples.X, samples.y
+    return samples
+
+
+def _untracked(array):
+    """The value under autograd's tracing boxes (torch tensors are detached by as_numpy)."""
+    while hasattr(array, "_value"):
+        array = array._value
+    return array
+
+
+def _record(function, point, sample, shape, strict=False):
+    """``function(point, sample)`` reshaped to ``shape``; NaN if the call raises (the
+    exception itself if ``strict``)."""
+    try:
+        value = function(point, sample)
+    except Exception:  # a record's failure is zeroed, never raised
+        if strict:
+            raise
+        return gs.ones(shape) * math.nan
+    return gs.reshape(value, shape)
+
+
+def _same_as_records(function, batched_points, points, dummy, shape):
+    """Whether ``function(batched_points, batch)`` gives the values of the calls on
+    single records ``function(points[i], dummy[i])`` (to 1e-9).
+
+    Calls on single records that raise propagate: they read no data value.
+    """
+    records = np.stack([np.reshape(as_numpy(function(points[i], dummy[i])), shape)
+                        for i in range(int(dummy.shape[0]))])
+    try:
+        batched = as_numpy(function(batched_points, _batch(dummy)))
+    except Exception:  # noqa: BLE001 - it does not broadcast
+        return False
+    return (batched.shape == records.shape and bool(np.isfinite(records).any())
+            and np.allclose(batched, records, rtol=1e-9, atol=1e-12, equal_nan=True))
