@@ -1,0 +1,111 @@
+"""PriRFed's ``"auto"`` settings: a public rule from N, the agents' sizes, dim, epsilon, delta.
+
+Nothing here reads a record; the agents' sizes are public (record-level, replace-one
+adjacency keeps them). The rule, for the squared distance loss (a federated Frechet mean):
+
+- ``local_method="tangent_mean"`` and ``local_steps=1``: each agent's reply is its noisy
+  clipped tangent mean at the broadcast point (the one-shot release, repeated each round);
+- ``n_sampled=N``: every agent every round. Sampling fewer agents leaves out whole
+  (heterogeneous) agents from a round, and no amplification by agent sampling holds
+  against the server, who knows the sampled agents;
+- ``n_rounds``: the largest T <= ``MAX_ROUNDS`` at which every agent's expected noise norm
+  stays below the clipped signal C: sqrt(d) z_T 2C / n_i <= C, i.e.
+  T <= (n_min / (2 z_1))^2 / d, with z_T = sqrt(T) z_1 the noise multiplier of T full-batch
+  Gaussian releases at the total (epsilon, delta) (exact in Gaussian DP), and at least 1;
+- ``output="average"``: the Karcher mean of the T round points (post-processing). Each
+  round's point is the tangent mean at the previous one plus fresh noise of multiplier
+  sqrt(T) z_1, so their average keeps the noise of one one-shot release (in a flat space,
+  exactly) while the bias of the tangent mean at the start point shrinks like 1/T: with
+  T = 1 the run is one-shot private averaging itself.
+
+For any other loss: one round (``n_rounds=1``) of every agent's full local DP-RGD solve
+(``local_method="rgd"``, ``local_steps`` the ``PrivateERM`` default for the smallest agent),
+i.e. one-shot averaging of local private solves, with ``output="last"``.
+
+An explicit value of a setting is kept; the other settings are resolved around it (the
+local steps of a gradient method are its ``PrivateERM`` default divided among the rounds).
+"""
+
+import math
+from dataclasses import dataclass
+
+from geomstats_dp.learning import _defaults
+from geomstats_dp.privacy import calibrate_gaussian
+
+AUTO = "auto"
+MAX_ROUNDS = 20  # the start point's bias shrinks like 1/T; each round costs N local means
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The resolved settings of one PriRFed run (the estimator's ``*_`` attributes)."""
+
+    local_method: str
+    n_rounds: int
+    n_sampled: int
+    local_steps: int
+    output: str
+
+
+def tangent_mean_rounds(min_size, dim, epsilon, delta, max_rounds=MAX_ROUNDS):
+    """The largest T <= ``max_rounds`` with sqrt(d) z_T 2C / n_min <= C (at least 1).
+
+    Parameters
+    ----------
+    min_size : int
+        The smallest agent's size.
+    dim : int
+        The manifold's dimension d.
+    epsilon, delta : float
+        The total guarantee of the run.
+    max_rounds : int
+
+    Returns
+    -------
+    n_rounds : int
+    """
+    z_one = calibrate_gaussian(epsilon, delta, 1)
+    fitting = math.floor((min_size / (2.0 * z_one)) ** 2 / dim)
+    return int(min(max_rounds, max(1, fitting)))
+
+
+def resolve_settings(params, sizes, dim, squared_distance):
+    """Resolve the ``"auto"`` settings of ``params`` by the public rule of this module.
+
+    Parameters
+    ----------
+    params : dict
+        The estimator's ``local_method``, ``n_rounds``, ``n_sampled``, ``local_steps``,
+        ``output``, ``epsilon``, ``delta`` and ``batch_size``.
+    sizes : list of int
+        The agents' public sizes.
+    dim : int
+        The manifold's dimension.
+    squared_distance : bool
+        Whether the loss is the squared distance (federated Frechet mean).
+
+    Returns
+    -------
+    settings : RunSettings
+    """
+    def given(name, default):
+        value = params[name]
+        return default() if isinstance(value, str) and value == AUTO else value
+
+    epsilon, delta, min_size = params["epsilon"], params["delta"], min(sizes)
+    method = given("local_method", lambda: "tangent_mean" if squared_distance else "rgd")
+    n_rounds = given("n_rounds", lambda: (
+        tangent_mean_rounds(min_size, dim, epsilon, delta) if method == "tangent_mean" else 1))
+
+    def local_steps():
+        if method == "tangent_mean":
+            return 1
+        batch_size = params["batch_size"] or _defaults.default_batch_size(min_size)
+        total = _defaults.default_n_iter(method, min_size, dim, epsilon, delta, batch_size)
+        return max(1, math.ceil(total / n_rounds))
+
+    return RunSettings(
+        local_method=method, n_rounds=n_rounds, n_sampled=given("n_sampled", lambda: len(sizes)),
+        local_steps=given("local_steps", local_steps),
+        output=given("output", lambda: "average" if method == "tangent_mean" else "last"),
+    )
