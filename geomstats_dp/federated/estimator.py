@@ -1,6 +1,7 @@
 """PriRFed: private federated Riemannian optimisation (Huang et al. 2024, Algorithm 1)."""
 
 import functools
+import math
 import threading
 import time
 import warnings
@@ -43,7 +44,8 @@ class PriRFed(PrivateEstimator):
     Exp_x(sum_i w_i Log_x(x_i)) (w_i proportional to the agents' sizes), or iterates it to
     the weighted Karcher mean. The release is the last aggregate (Option 1,
     ``output="last"``), one drawn uniformly among the T rounds (Option 2, "random"), or
-    the Karcher mean of the T round points ("average", post-processing).
+    the Karcher mean of the round points after the first tenth ("average",
+    post-processing).
 
     One-shot private averaging is ``local_method="tangent_mean", n_rounds=1,
     n_sampled=N`` (each agent releases its noisy clipped tangent mean at the public start
@@ -208,12 +210,26 @@ class PriRFed(PrivateEstimator):
         self._check_params()
         loss = self._make_loss()
         settings = resolve_settings(self.get_params(deep=False), sizes, int(self.space.dim),
-                                    isinstance(loss, SquaredDistanceLoss))
+                                    isinstance(loss, SquaredDistanceLoss),
+                                    self._injectivity_radius())
         LOCAL_METHODS[settings.local_method].check_loss(loss)
         if settings.n_sampled > len(sizes):
             raise ValueError(f"n_sampled must be <= the number of agents {len(sizes)}, "
                              f"got {settings.n_sampled}")
         return settings
+
+    def _start(self):
+        """The public start point (numpy)."""
+        return to_numpy(canonical_point(self.space) if self.init_point is None
+                        else self.init_point)
+
+    def _injectivity_radius(self):
+        """geomstats' injectivity radius at the start point; inf where not implemented."""
+        try:
+            radius = self.space.metric.injectivity_radius(to_backend(self._start()))
+        except NotImplementedError:
+            return math.inf
+        return float(to_numpy(radius))
 
     @staticmethod
     def _split(datasets, groups):
@@ -287,8 +303,7 @@ class PriRFed(PrivateEstimator):
                 checked.append(loss.check_data(to_backend(data)))
             except (ValueError, TypeError) as error:
                 raise type(error)(f"datasets[{index}] (agent {index}): {error}") from None
-        start = canonical_point(self.space) if self.init_point is None else self.init_point
-        start = to_numpy(start)
+        start = self._start()
         clip_norm = self.clip_norm
         if clip_norm is None:
             with quiet_numerics(), warnings.catch_warnings():
@@ -435,9 +450,8 @@ class PriRFed(PrivateEstimator):
         batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
         plans = [self._plan(settings, local_epsilon, local_delta, size, clip_norm, batch_size)
                  for size in sizes]
-        start = canonical_point(self.space) if self.init_point is None else self.init_point
         return RunSpec(loss=self._make_loss(), datasets=datasets, plans=plans,
-                       sizes=list(sizes), start=to_numpy(start),
+                       sizes=list(sizes), start=self._start(),
                        entropy=_entropy(self.random_state), estimator=self,
                        settings=settings)
 
@@ -500,15 +514,16 @@ class RunSpec:
         """The released point from the rounds' points (post-processing).
 
         "last": Option 1; "random": a round drawn uniformly by the server's seed (Option
-        2); "average": the Karcher mean of the T round points (equal weights), started at
-        the last one.
+        2); "average": the Karcher mean (equal weights, started at the last point) of the
+        round points after a burn-in of the first floor(T / 10) rounds, which carry the
+        start point's bias.
         """
         if output == "last":
             return history[-1]["point"]
         if output == "random":
             rng = np.random.default_rng(np.random.SeedSequence(self.entropy, spawn_key=(2,)))
             return history[int(rng.integers(len(history)))]["point"]
-        points = np.stack([record["point"] for record in history])
+        points = np.stack([record["point"] for record in history[len(history) // 10:]])
         weights = np.full(len(points), 1.0 / len(points))
         with quiet_numerics():
             point = karcher_mean(self.space, to_backend(points), to_backend(weights),
