@@ -44,8 +44,8 @@ class PriRFed(PrivateEstimator):
     Exp_x(sum_i w_i Log_x(x_i)) (w_i proportional to the agents' sizes), or iterates it to
     the weighted Karcher mean. The release is the last aggregate (Option 1,
     ``output="last"``), one drawn uniformly among the T rounds (Option 2, "random"), or
-    the Karcher mean of the round points after the first tenth ("average",
-    post-processing).
+    the Karcher mean of the round points once they have settled ("average",
+    post-processing: ``RunSpec.release``).
 
     One-shot private averaging is ``local_method="tangent_mean", n_rounds=1,
     n_sampled=N`` (each agent releases its noisy clipped tangent mean at the public start
@@ -515,20 +515,49 @@ class RunSpec:
 
         "last": Option 1; "random": a round drawn uniformly by the server's seed (Option
         2); "average": the Karcher mean (equal weights, started at the last point) of the
-        round points after a burn-in of the first floor(T / 10) rounds, which carry the
-        start point's bias.
+        round points from the first round that moved the server's point by no more than
+        the noise explains (``settled_round``): the earlier rounds carry the start
+        point's bias.
         """
         if output == "last":
             return history[-1]["point"]
         if output == "random":
             rng = np.random.default_rng(np.random.SeedSequence(self.entropy, spawn_key=(2,)))
             return history[int(rng.integers(len(history)))]["point"]
-        points = np.stack([record["point"] for record in history[len(history) // 10:]])
+        points = np.stack([record["point"] for record in history])
+        points = points[self.settled_round(points):]
         weights = np.full(len(points), 1.0 / len(points))
         with quiet_numerics():
             point = karcher_mean(self.space, to_backend(points), to_backend(weights),
                                  to_backend(points[-1]))
         return to_numpy(point)
+
+    def settled_round(self, points):
+        """The first round whose move d(x_{t-1}, x_t) is at most 2 sqrt(2) nu, else the last.
+
+        nu = sqrt(d K sum_i w_i^2 sigma_i^2) is the norm of a round's aggregated noise
+        (agent i's noise std sigma_i, K unit local steps, w_i = n_i / n): once the server's
+        point has settled, two rounds differ by their noises, of norm about sqrt(2) nu.
+        A function of the released points and the public noise only (post-processing).
+
+        Parameters
+        ----------
+        points : numpy.ndarray, shape=[T, *space.shape]
+            The round points.
+
+        Returns
+        -------
+        index : int
+        """
+        weights = np.array(self.sizes, dtype=float) / sum(self.sizes)
+        variances = [sum(std**2 for std in plan.strategy.noise_stds) for plan, _ in self.plans]
+        noise = math.sqrt(int(self.space.dim) * self.local_steps
+                          * float(np.dot(weights**2, variances)))
+        previous = np.concatenate([self.start[None], points[:-1]])
+        with quiet_numerics():
+            moves = to_numpy(self.space.metric.dist(to_backend(previous), to_backend(points)))
+        settled = np.flatnonzero(moves <= 2 * math.sqrt(2) * noise)
+        return int(settled[0]) if len(settled) else len(points) - 1
 
 
 def run_local(run, fail=None):

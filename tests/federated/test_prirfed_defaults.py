@@ -104,7 +104,9 @@ def test_at_huge_epsilon_the_defaults_reach_the_global_frechet_mean():
     est = PriRFed(SPACE, epsilon=1e6, clip_norm=CLIP, random_state=0).fit(data)
     assert (est.n_rounds_, est.n_sampled_, est.local_method_) == (MAX_ROUNDS, 6,
                                                                   "tangent_mean")
-    assert error(est, target) < 1e-3
+    # the calibration caps each agent's local epsilon at 100: a round's noise is about
+    # 2e-3 here, and the settled rounds average it down
+    assert error(est, target) < 2e-3
     # one-shot averaging stops at the tangent mean at the start point, off the mean
     assert error(one_shot(1e6, 0).fit(data), target) > 1e-2
 
