@@ -45,18 +45,18 @@ from threadpoolctl import threadpool_limits
 
 from benchmarks.federated import write_csv
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.federated import PriRFed, karcher_mean, tangent_mean
+from geomstats_dp.federated import PriRFed, karcher_mean
 
 EPSILONS = (0.1, 1.0, 10.0)
 SEEDS = 5
 DELTA = 1e-5
 METHODS = {
     "default": lambda n_agents: {},
-    "one_shot_average": lambda n_agents: dict(local_method="tangent_mean", n_rounds=1,
-                                              n_sampled=n_agents),
-    "previous_defaults": lambda n_agents: dict(n_rounds=20, n_sampled=1, local_steps=10,
-                                               local_method="rsgd", output="last",
-                                               accountant="public_sampling"),
+    "one_shot_average": lambda n_agents: {"local_method": "tangent_mean", "n_rounds": 1,
+                                          "n_sampled": n_agents},
+    "previous_defaults": lambda n_agents: {"n_rounds": 20, "n_sampled": 1, "local_steps": 10,
+                                           "local_method": "rsgd", "output": "last",
+                                           "accountant": "public_sampling"},
 }
 
 

@@ -76,7 +76,7 @@ class PriRFed(PrivateEstimator):
       ``history_``.
     - "public_sampling" (``privacy.prirfed_public_sampling``): the same public sampling,
       accounted from the agents' local (epsilon, delta) by optimal composition: more noise
-      for the same total (2-50 times larger noise multipliers in the settings of
+      for the same total (2 to 54 times larger noise multipliers in the settings of
       docs/federated.md), a faster calibration.
     - "parallel_optimal" (``privacy.prirfed_epsilon``) and "theorem_4_2" (the paper's)
       also amplify by agent sampling, which only holds against an observer who does not

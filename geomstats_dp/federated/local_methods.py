@@ -80,8 +80,8 @@ class TangentMean:
     def check_loss(self, loss):
         """Raise unless ``loss`` is the squared distance (the tangent mean's loss)."""
         if not isinstance(loss, SquaredDistanceLoss):
-            raise ValueError("local_method='tangent_mean' needs the squared distance loss "
-                             f"(loss=None), got {type(loss).__name__}")
+            raise TypeError("loss must be the squared distance (loss=None) for "
+                            f"local_method='tangent_mean', got {type(loss).__name__}")
 
     def plan(self, epsilon, delta, size, n_steps, clip_norm, batch_size, dim, step_size=None):
         """As ``GradientDescent.plan``; the step is 1 (``step_size`` must be None or 1)."""
