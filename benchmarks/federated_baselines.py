@@ -16,6 +16,9 @@ Datasets (the agents are the natural groups, so their data differ):
   the 6 land-cover classes (626-1,533 records).
 - ``optdigits``: KEEL's optdigits, each 62-pixel digit scaled to the unit sphere S^61
   (the direction of its ink), 10 agents = the 10 digits (about 560 each).
+- ``synthetic_spd2_n1100`` and ``synthetic_spd2_n120`` (synthetic): 10 agents of about
+  1,100 (C = 7) or 120 (C = 3) records on SPD(2), each around its own centre
+  (``synthetic_spd2``), the setting of the federated-defaults issue.
 
 Public settings, fixed from the data's units and never tuned on the data: the start point
 is the library's canonical point (the identity; e_1 on the sphere) and C is a bound on the
@@ -36,6 +39,7 @@ error, seconds, n, dim), ``results/baselines_federated_settings.csv`` (the defau
 settings) and ``results/baselines_federated.png``.
 """
 
+import functools
 import math
 import time
 import warnings
@@ -101,7 +105,28 @@ def optdigits():
     return Hypersphere(61), [directions[y == c] for c in np.unique(y)], math.pi / 2
 
 
-DATASETS = {"emg": emg, "satimage": satimage, "optdigits": optdigits}
+def synthetic_spd2(size, clip_norm, n_agents=10, seed=0):
+    """Agents of about ``size`` records each around their own centre on SPD(2): centres
+    Exp_I(V), records Exp_c(W), V and W symmetric with N(0, s^2) entries symmetrised
+    (s = 0.8 and 0.3), sizes drawn in size +- 10%."""
+    rng = np.random.default_rng(seed)
+    space = spd_space(2)
+
+    def symmetric(count, scale):
+        a = rng.normal(scale=scale, size=(count, 2, 2))
+        return (a + np.transpose(a, (0, 2, 1))) / 2
+
+    agents = []
+    for _ in range(n_agents):
+        centre = space.metric.exp(to_backend(symmetric(1, 0.8)[0]), to_backend(np.eye(2)))
+        count = size + int(rng.integers(-size // 10, size // 10))
+        agents.append(to_numpy(space.metric.exp(to_backend(symmetric(count, 0.3)), centre)))
+    return space, agents, clip_norm
+
+
+DATASETS = {"emg": emg, "satimage": satimage, "optdigits": optdigits,
+            "synthetic_spd2_n1100": functools.partial(synthetic_spd2, 1100, 7.0),
+            "synthetic_spd2_n120": functools.partial(synthetic_spd2, 120, 3.0)}
 
 
 def global_mean(space, agents, start):

@@ -52,10 +52,11 @@ class PriRFed(PrivateEstimator):
     point once; the server averages), and for another loss ``local_method="rgd",
     n_rounds=1, n_sampled=N`` with the agents' full local DP-RGD solves. The defaults
     (``"auto"``, resolved by the public rule of ``federated.defaults`` from N, the agents'
-    sizes, the dimension, epsilon and delta; stored as ``n_rounds_``, ...): for the squared
-    distance, every agent every round, T <= 20 rounds of noisy tangent means (as many as
-    keep each agent's noise below the clipped signal) and their average; for another loss,
-    the one-shot average of full local DP-RGD solves.
+    sizes, the dimension, epsilon, delta, C and the injectivity radius at the start;
+    stored as ``n_rounds_``, ...): for the squared distance, every agent every round,
+    T <= 10 rounds of noisy tangent means (as many as keep each agent's noise below the
+    clipped signal and half the injectivity radius) and the average of the settled round
+    points; for another loss, the one-shot average of full local DP-RGD solves.
 
     Privacy. Record level, replace-one adjacency within an agent (one record of one agent
     replaced by any other; the agents' sizes are public). Each local step clips the
