@@ -216,9 +216,11 @@ def plot(table, path):
     import matplotlib.pyplot as plt
 
     datasets = list(dict.fromkeys(r["dataset"] for r in table))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.3 * len(datasets), 3.4),
-                             squeeze=False)
-    for ax, dataset in zip(axes[0], datasets):
+    n_rows = math.ceil(len(datasets) / 3)
+    fig, axes = plt.subplots(n_rows, 3, figsize=(13, 3.4 * n_rows), squeeze=False)
+    for ax in axes.flat[len(datasets):]:
+        ax.set_visible(False)
+    for ax, dataset in zip(axes.flat, datasets):
         for method in METHODS:
             line = sorted((r for r in table if r["dataset"] == dataset
                            and r["method"] == method), key=lambda r: r["epsilon"])
