@@ -9,9 +9,10 @@ import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 from scipy import optimize, stats
 
-from geomstats_dp._backend import to_numpy
+from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.federated import PriRFed
 from geomstats_dp.federated.defaults import MAX_ROUNDS, resolve_settings
+from geomstats_dp.federated.estimator import run_local
 from geomstats_dp.learning.pca import PCALoss
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget
 from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
@@ -239,3 +240,25 @@ def test_full_participation_end_to_end_is_the_exact_gaussian_composition(n_round
     # the record's agent releases T K Gaussians: sqrt(T K) / z-GDP, exactly
     assert gaussian_multiplier(epsilon, 1e-5, n_rounds * local_steps) == pytest.approx(
         z, rel=1e-6)
+
+
+@pytest.mark.flower
+@pytest.mark.backend_independent
+def test_a_deployment_of_the_defaults_runs_the_fitted_run(tmp_path):
+    pytest.importorskip("flwr")
+    from geomstats_dp.federated.flower_deploy import estimator_from_config
+
+    data = federation()
+    sizes = [len(agent) for agent in data]
+    fitted = PriRFed(SPACE, epsilon=2.0, clip_norm=1.0, random_state=4).fit(data)
+    deployed = PriRFed(SPACE, epsilon=2.0, clip_norm=1.0, random_state=4)
+    config = deployed.deployment_config(sizes, tmp_path / "release.npy")
+    assert (config["n-rounds"], config["n-sampled"], config["local-steps"],
+            config["local-method"], config["output"]) == (
+        fitted.n_rounds_, fitted.n_sampled_, fitted.local_steps_, fitted.local_method_,
+        fitted.output_)
+    rebuilt = estimator_from_config(config)
+    run = rebuilt.run_spec(sizes, [to_backend(agent) for agent in data])
+    point = run.release(run_local(run), config["output"])
+    np.testing.assert_allclose(point, to_numpy(fitted.estimate_), rtol=0, atol=1e-12)
+    assert deployed.guarantee_ == fitted.guarantee_
