@@ -17,13 +17,15 @@ adjacency keeps them). The rule, for the squared distance loss (a federated Frec
   Gaussian DP), and at least 1. r is geomstats' ``metric.injectivity_radius`` (pi on the
   unit sphere, infinite on SPD matrices with the affine-invariant metric and on hyperbolic
   spaces; infinite where geomstats does not implement it); without a given C (inferred
-  from the data, not private) the bound is C alone. On the sphere, agents' noise of norm
-  about 2-3 rad (beyond r / 2) made 10-20 averaged rounds worse than one round;
+  from the data, not private) the bound is C alone. On the sphere (6 agents of 150-250
+  records, C = pi, epsilon 0.3), agents' noise of norm 2.1 and 3.0 rad (beyond r / 2)
+  made 10 and 20 averaged rounds worse than one round (0.30 and 0.72 against 0.22);
 - ``MAX_ROUNDS = 10``: more rounds do not lower the noise of the average (see below)
   and make each round's point noisier (z_T grows like sqrt(T)), so the replies are read
-  further from the data. Measured (benchmarks/federated_baselines.py, EMG covariances,
-  16 agents, epsilon 1, 5 seeds): distance to the global mean 0.48 for one round, 0.38 /
-  0.40 / 0.44 / 0.46 / 0.51 for 4 / 8 / 10 / 14 / 20 averaged rounds;
+  further from the data. Measured (the EMG covariances of
+  benchmarks/federated_baselines.py, 16 agents, epsilon 1, 5 seeds): distance to the
+  global mean 0.48 for one round, 0.43 / 0.42 / 0.44 / 0.46 / 0.46 for 4 / 8 / 10 / 14 /
+  20 averaged rounds;
 - ``output="average"``: the Karcher mean of the round points from the first round whose
   move is within what the noise explains (post-processing of the released points,
   ``estimator.RunSpec.release``). Each round's point is the tangent mean at the previous
