@@ -1,6 +1,7 @@
 """PriRFed: private federated Riemannian optimisation (Huang et al. 2024, Algorithm 1)."""
 
 import functools
+import math
 import threading
 import time
 import warnings
@@ -9,12 +10,13 @@ import numpy as np
 
 from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
 from geomstats_dp._validation import check_positive_finite, check_positive_int, check_probability
-from geomstats_dp.federated.aggregation import AGGREGATIONS, aggregate
+from geomstats_dp.federated.aggregation import AGGREGATIONS, aggregate, karcher_mean
+from geomstats_dp.federated.defaults import AUTO, resolve_settings
 from geomstats_dp.federated.local import agent_seed, inject_fault, local_train, server_seed
+from geomstats_dp.federated.local_methods import LOCAL_METHODS
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array
-from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.learning.erm import _infer_clip_norm
 from geomstats_dp.optim import CallableLoss, PerSampleLoss, SquaredDistanceLoss, canonical_point
 from geomstats_dp.privacy import ApproxDPEvent, PrivacyLeakWarning
@@ -26,8 +28,7 @@ from geomstats_dp.privacy.federated import (
 )
 from geomstats_dp.privacy.federated_e2e import end_to_end_local_target, prirfed_end_to_end_epsilon
 
-LOCAL_METHODS = ("rsgd", "rsvrg", "rgd")
-OUTPUTS = ("last", "random")
+OUTPUTS = ("last", "random", "average")
 ENGINES = ("local", "flower")
 ACCOUNTANTS = FEDERATED_ACCOUNTANTS + ("end_to_end",)
 
@@ -36,29 +37,48 @@ class PriRFed(PrivateEstimator):
     """Private federated learning on a manifold: Huang et al. (2024), Algorithm 1.
 
     Each of ``n_rounds`` rounds the server samples ``n_sampled`` of the N agents without
-    replacement and broadcasts its point; each sampled agent runs ``local_steps`` private
-    local steps (DP-RSGD, DP-RSVRG or DP-RGD: ``geomstats_dp.optim.minimize``, calibrated
-    by the same plan as ``PrivateERM``) on its own records; the server aggregates the
-    replies with the tangent mean Exp_x(sum_i w_i Log_x(x_i)) (w_i proportional to the
-    agents' sizes), or iterates it to the weighted Karcher mean. The release is the last
-    aggregate (Option 1, ``output="last"``) or one drawn uniformly among the T rounds
-    (Option 2, ``output="random"``).
+    replacement and broadcasts its point; each sampled agent runs ``local_steps`` steps of
+    its private local method (``federated.local_methods``: DP-RSGD, DP-RSVRG or DP-RGD,
+    calibrated by the same plan as ``PrivateERM``, or the noisy clipped tangent mean) on
+    its own records; the server aggregates the replies with the tangent mean
+    Exp_x(sum_i w_i Log_x(x_i)) (w_i proportional to the agents' sizes), or iterates it to
+    the weighted Karcher mean. The release is the last aggregate (Option 1,
+    ``output="last"``), one drawn uniformly among the T rounds (Option 2, "random"), or
+    the Karcher mean of the round points once they have settled ("average",
+    post-processing: ``RunSpec.release``).
+
+    One-shot private averaging is ``local_method="tangent_mean", n_rounds=1,
+    n_sampled=N`` (each agent releases its noisy clipped tangent mean at the public start
+    point once; the server averages), and for another loss ``local_method="rgd",
+    n_rounds=1, n_sampled=N`` with the agents' full local DP-RGD solves. The defaults
+    (``"auto"``, resolved by the public rule of ``federated.defaults`` from N, the agents'
+    sizes, the dimension, epsilon, delta, C and the injectivity radius at the start;
+    stored as ``n_rounds_``, ...): for the squared distance, every agent every round,
+    T <= 10 rounds of noisy tangent means (as many as keep each agent's noise below the
+    clipped signal and half the injectivity radius) and the average of the settled round
+    points; for another loss, the one-shot average of full local DP-RGD solves.
 
     Privacy. Record level, replace-one adjacency within an agent (one record of one agent
     replaced by any other; the agents' sizes are public). Each local step clips the
-    per-sample Riemannian gradients to ``clip_norm`` C (a public bound on their norms in
-    the metric) and adds tangent Gaussian noise; its sensitivity is stated in
-    ``PrivateERM``. The user gives the total (epsilon, delta) of the whole run; the local
-    guarantee is calibrated so that the accountant meets it:
+    per-sample Riemannian gradients (for the tangent mean: the Log_x(z), the gradients of
+    d(x, z)^2 / 2) to ``clip_norm`` C (a public bound on their norms in the metric) and
+    adds tangent Gaussian noise; its sensitivity is that of ``PrivateERM``'s step: 2C/n_i
+    for the tangent mean and DP-RGD, 2C/b for a DP-RSGD batch of b, 2C/n_i and 4 C1 for
+    DP-RSVRG. The user gives the total (epsilon, delta) of the whole run; the agents' noise
+    is calibrated so that the accountant meets it. A record is only in its own agent's
+    releases (parallel composition across agents):
 
-    - "public_sampling" (default, ``privacy.prirfed_public_sampling``): records are
-      disjoint across agents, and a record is seen in the Binomial(T, s/N) rounds where
-      its agent is sampled, which are public. Sound whoever learns the sampled agents:
-      the server, and a reader of ``history_``.
-    - "end_to_end" (``privacy.federated_e2e``): the same public sampling, accounted from
-      the agents' noise in RDP (each agent's local steps, batch sampling included)
-      instead of from their local (epsilon, delta): less noise for the same total, and
-      a slower calibration (seconds with DP-RSGD).
+    - "end_to_end" (default, ``privacy.federated_e2e``): a record is seen in the
+      Binomial(T, s/N) rounds where its agent is sampled, which are public; the run is
+      accounted from the agents' noise (each agent's local steps, batch sampling
+      included): with every agent sampled, the T K local Gaussian releases of the
+      record's agent composed exactly (Gaussian DP) for full-batch steps, in RDP
+      otherwise. Sound whoever learns the sampled agents: the server, a reader of
+      ``history_``.
+    - "public_sampling" (``privacy.prirfed_public_sampling``): the same public sampling,
+      accounted from the agents' local (epsilon, delta) by optimal composition: more noise
+      for the same total (2 to 54 times larger noise multipliers in the settings of
+      docs/federated.md), a faster calibration.
     - "parallel_optimal" (``privacy.prirfed_epsilon``) and "theorem_4_2" (the paper's)
       also amplify by agent sampling, which only holds against an observer who does not
       learn which agents were sampled. They do not protect against the server. With them
@@ -67,8 +87,9 @@ class PriRFed(PrivateEstimator):
     Every sampled agent is counted, also one that fails or never answers (a lost reply
     may have been seen). The T round releases are charged to the budget together as one
     ``ApproxDPEvent`` with the accountant's total (composed with other releases by basic
-    or advanced composition). The aggregation and ``history_`` are post-processing.
-    Whether an agent fails must not depend on its records (it is recorded).
+    or advanced composition). The aggregation, the output and ``history_`` are
+    post-processing. Whether an agent fails must not depend on its records (it is
+    recorded).
 
     Parameters
     ----------
@@ -77,22 +98,24 @@ class PriRFed(PrivateEstimator):
         As in ``PrivateERM``; None is the squared distance (a federated Frechet mean).
     epsilon, delta : float
         Total guarantee of the whole run.
-    n_rounds : int
+    n_rounds : int or "auto"
         T.
-    n_sampled : int
-        s, agents per round (<= N).
-    local_steps : int
+    n_sampled : int or "auto"
+        s, agents per round (<= N); "auto" is N.
+    local_steps : int or "auto"
         K, local steps (epochs for rsvrg).
-    local_method : {"rsgd", "rsvrg", "rgd"}
+    local_method : {"auto", "tangent_mean", "rgd", "rsgd", "rsvrg"}
+        "tangent_mean" needs the squared distance loss.
     clip_norm : float or None
         C; None infers it from the data with a PrivacyLeakWarning (not private).
     batch_size : int, optional
         rsgd batch size; default about sqrt of the smallest agent's size.
     step_size : float or callable, optional
-        Local step size; default noise-aware (``learning._defaults``).
-    output : {"last", "random"}
+        Local step size; default noise-aware (``learning._defaults``); the tangent mean's
+        is 1.
+    output : {"auto", "last", "random", "average"}
     aggregation : {"tangent_mean", "karcher_mean"}
-    accountant : {"public_sampling", "end_to_end", "parallel_optimal", "theorem_4_2"}
+    accountant : {"end_to_end", "public_sampling", "parallel_optimal", "theorem_4_2"}
     engine : {"local", "flower"}
         In-process, or Flower's simulation engine (extra ``flower``).
     round_timeout : float or None
@@ -110,12 +133,14 @@ class PriRFed(PrivateEstimator):
     Attributes
     ----------
     estimate_ : array-like, shape=[*space.shape]
+    local_method_, n_rounds_, n_sampled_, local_steps_, output_
+        The settings of the run (the ``"auto"`` ones resolved; public).
     budget_ : PrivacyBudget
     events_ : tuple of ApproxDPEvent
     guarantee_ : FederatedGuarantee
         The accountant's total at the calibrated local guarantee.
     local_epsilon_, local_delta_ : float
-        Each agent's local guarantee.
+        Each agent's local guarantee (with "end_to_end": the parameter of its noise).
     noise_multipliers_ : list of dict
         Per agent, the local noise multipliers (noise std / sensitivity) of its plan.
     history_ : list of dict
@@ -125,12 +150,13 @@ class PriRFed(PrivateEstimator):
     """
 
     _FITTED = ("estimate_", "budget_", "events_", "guarantee_", "local_epsilon_",
-               "local_delta_", "noise_multipliers_", "history_", "clip_norm_")
+               "local_delta_", "noise_multipliers_", "history_", "clip_norm_",
+               "local_method_", "n_rounds_", "n_sampled_", "local_steps_", "output_")
 
-    def __init__(self, space, loss=None, epsilon=1.0, delta=1e-5, n_rounds=20, n_sampled=1,
-                 local_steps=10, local_method="rsgd", clip_norm=None, batch_size=None,
-                 step_size=None, output="last", aggregation="tangent_mean",
-                 accountant="public_sampling", engine="local", round_timeout=None,
+    def __init__(self, space, loss=None, epsilon=1.0, delta=1e-5, n_rounds=AUTO,
+                 n_sampled=AUTO, local_steps=AUTO, local_method=AUTO, clip_norm=None,
+                 batch_size=None, step_size=None, output=AUTO, aggregation="tangent_mean",
+                 accountant="end_to_end", engine="local", round_timeout=None,
                  init_point=None, budget=None, random_state=None, verbose=False):
         self.space = space
         self.loss = loss
@@ -156,31 +182,55 @@ class PriRFed(PrivateEstimator):
 
     # -- inputs ------------------------------------------------------------------------
 
-    def _check_params(self, n_agents):
-        for name, choices in (("local_method", LOCAL_METHODS), ("output", OUTPUTS),
-                              ("aggregation", AGGREGATIONS),
+    def _check_params(self):
+        for name, choices in (("local_method", (AUTO, *LOCAL_METHODS)),
+                              ("output", (AUTO, *OUTPUTS)), ("aggregation", AGGREGATIONS),
                               ("accountant", ACCOUNTANTS), ("engine", ENGINES)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
         check_positive_finite(self.epsilon, "epsilon")
         check_probability(self.delta, "delta")
         for name in ("n_rounds", "n_sampled", "local_steps"):
-            check_positive_int(getattr(self, name), name)
+            value = getattr(self, name)
+            if not (isinstance(value, str) and value == AUTO):
+                check_positive_int(value, f"{name} (an int or 'auto')")
         if self.batch_size is not None:
             check_positive_int(self.batch_size, "batch_size")
         if self.clip_norm is not None:
             check_positive_finite(self.clip_norm, "clip_norm")
         if self.round_timeout is not None:
             check_positive_finite(self.round_timeout, "round_timeout")
-        if self.n_sampled > n_agents:
-            raise ValueError(
-                f"n_sampled must be <= the number of agents {n_agents}, got {self.n_sampled}"
-            )
         if self.random_state is not None and not isinstance(self.random_state, (int, np.integer)):
             raise TypeError(
                 "random_state must be None or an int (the root seed of every agent), got "
                 f"{type(self.random_state).__name__}"
             )
+
+    def _settings(self, sizes):
+        """The run's settings from public quantities (``federated.defaults``), checked."""
+        self._check_params()
+        loss = self._make_loss()
+        settings = resolve_settings(self.get_params(deep=False), sizes, int(self.space.dim),
+                                    isinstance(loss, SquaredDistanceLoss),
+                                    self._injectivity_radius())
+        LOCAL_METHODS[settings.local_method].check_loss(loss)
+        if settings.n_sampled > len(sizes):
+            raise ValueError(f"n_sampled must be <= the number of agents {len(sizes)}, "
+                             f"got {settings.n_sampled}")
+        return settings
+
+    def _start(self):
+        """The public start point (numpy)."""
+        return to_numpy(canonical_point(self.space) if self.init_point is None
+                        else self.init_point)
+
+    def _injectivity_radius(self):
+        """geomstats' injectivity radius at the start point; inf where not implemented."""
+        try:
+            radius = self.space.metric.injectivity_radius(to_backend(self._start()))
+        except NotImplementedError:
+            return math.inf
+        return float(to_numpy(radius))
 
     @staticmethod
     def _split(datasets, groups):
@@ -244,9 +294,9 @@ class PriRFed(PrivateEstimator):
         """
         budget = self._start_fit(self.epsilon, self.delta)
         arrays = self._check_agents(self._split(datasets, groups))
-        self._check_params(len(arrays))
         sizes = [len(data) for data in arrays]
-        event, (local_epsilon, local_delta, guarantee) = self._event(sizes, budget)
+        settings = self._settings(sizes)
+        event, (local_epsilon, local_delta, guarantee) = self._event(sizes, settings, budget)
         loss = self._make_loss()
         checked = []
         for index, data in enumerate(arrays):  # values, after the budget check
@@ -254,8 +304,7 @@ class PriRFed(PrivateEstimator):
                 checked.append(loss.check_data(to_backend(data)))
             except (ValueError, TypeError) as error:
                 raise type(error)(f"datasets[{index}] (agent {index}): {error}") from None
-        start = canonical_point(self.space) if self.init_point is None else self.init_point
-        start = to_numpy(start)
+        start = self._start()
         clip_norm = self.clip_norm
         if clip_norm is None:
             with quiet_numerics(), warnings.catch_warnings():
@@ -273,25 +322,29 @@ class PriRFed(PrivateEstimator):
         else:
             history = run_local(run)
         budget.spend(event)
-        self.estimate_ = to_backend(_release(history, self.output, start, run.entropy))
-        self.budget_ = budget
-        self.events_ = (event,)
-        self.guarantee_ = guarantee
-        self.local_epsilon_ = local_epsilon
-        self.local_delta_ = local_delta
+        self.estimate_ = to_backend(run.release(history, settings.output))
+        self._set_charged(budget, event, guarantee, (local_epsilon, local_delta), settings)
         self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in run.plans]
         self.history_ = _public_history(history, self.accountant)
         self.clip_norm_ = clip_norm
         return self
 
-    def _event(self, sizes, budget):
+    def _event(self, sizes, settings, budget):
         """The run's event (checked against ``budget``) and its local target."""
-        target = self._local_target(sizes)
+        target = self._local_target(sizes, settings)
         guarantee = target[2]
         event = ApproxDPEvent(guarantee.epsilon, guarantee.delta,
-                              label=f"PriRFed ({self.accountant}, {self.local_method})")
+                              label=f"PriRFed ({self.accountant}, {settings.local_method})")
         budget.check(event)
         return event, target
+
+    def _set_charged(self, budget, event, guarantee, local_guarantee, settings):
+        """The fitted attributes of what was charged, and the run's settings."""
+        self.budget_, self.events_, self.guarantee_ = budget, (event,), guarantee
+        self.local_epsilon_, self.local_delta_ = local_guarantee
+        self.local_method_, self.n_rounds_ = settings.local_method, settings.n_rounds
+        self.n_sampled_, self.local_steps_ = settings.n_sampled, settings.local_steps
+        self.output_ = settings.output
 
     def deployment_config(self, sizes, out, estimator=None):
         """Charge the budget for a run on Flower's deployment runtime; its run config.
@@ -318,25 +371,25 @@ class PriRFed(PrivateEstimator):
         """
         budget = self._start_fit(self.epsilon, self.delta)
         sizes = [check_positive_int(size, f"sizes[{i}]") for i, size in enumerate(sizes)]
-        self._check_params(len(sizes))
+        settings = self._settings(sizes)
         seed = (int(self.random_state) if self.random_state is not None
                 else int(np.random.SeedSequence().generate_state(1, np.uint32)[0]))
         if self.clip_norm is None:
             raise ValueError("clip_norm must be given for a deployment (no data to infer it)")
         if estimator is None:
-            config = _flat_config(self)
+            config = _flat_config(self, settings)
         elif isinstance(estimator, str) and ":" in estimator:
             config = {"estimator": estimator}
         else:
             raise ValueError(f"estimator must be 'module:function', got {estimator!r}")
-        event, (local_epsilon, local_delta, guarantee) = self._event(sizes, budget)
+        event, (local_epsilon, local_delta, guarantee) = self._event(sizes, settings, budget)
         budget.spend(event)
-        self.budget_, self.events_, self.guarantee_ = budget, (event,), guarantee
-        self.local_epsilon_, self.local_delta_ = local_epsilon, local_delta
+        self._set_charged(budget, event, guarantee, (local_epsilon, local_delta), settings)
         self.clip_norm_ = self.clip_norm
         sizes_text = ",".join(str(size) for size in sizes)
         return dict(config, sizes=sizes_text, seed=seed, out=str(out),
-                    **{"output": self.output, "round-timeout": float(self.round_timeout or 0)})
+                    **{"output": settings.output,
+                       "round-timeout": float(self.round_timeout or 0)})
 
     def load_release(self, path):
         """Read a deployed run's release (after ``deployment_config``); returns self."""
@@ -345,26 +398,27 @@ class PriRFed(PrivateEstimator):
         self.estimate_ = to_backend(np.load(path))
         return self
 
-    def _local_target(self, sizes):
+    def _local_target(self, sizes, settings):
         """(local epsilon, local delta, total guarantee), after the batch-size check."""
         batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
-        if self.local_method == "rsgd" and batch_size > min(sizes):
+        if settings.local_method == "rsgd" and batch_size > min(sizes):
             raise ValueError(
                 f"batch_size must be <= the smallest agent's size {min(sizes)}, got {batch_size}"
             )
         if self.accountant != "end_to_end":
-            return local_target(self.epsilon, self.delta, len(sizes), self.n_sampled,
-                                self.n_rounds, self.accountant)
-        return self._end_to_end_target(sizes, batch_size)
+            return local_target(self.epsilon, self.delta, len(sizes), settings.n_sampled,
+                                settings.n_rounds, self.accountant)
+        return self._end_to_end_target(sizes, settings, batch_size)
 
-    def _end_to_end_target(self, sizes, batch_size):
+    def _end_to_end_target(self, sizes, settings, batch_size):
         """The end-to-end accountant (public sampling) calibrated through the local plans."""
 
         def events_of(local_epsilon):  # noise multipliers do not depend on C
-            return [self._plan(local_epsilon, self.delta, size, 1.0, batch_size)[0].events
+            return [self._plan(settings, local_epsilon, self.delta, size, 1.0,
+                               batch_size)[0].events
                     for size in sorted(set(sizes))]
 
-        setting = (len(sizes), self.n_sampled, self.n_rounds)
+        setting = (len(sizes), settings.n_sampled, settings.n_rounds)
         local_epsilon, total = end_to_end_local_target(events_of, self.epsilon, self.delta,
                                                        *setting)
         round_epsilon = max(prirfed_end_to_end_epsilon(events, *setting[:2], 1, self.delta)
@@ -391,36 +445,28 @@ class PriRFed(PrivateEstimator):
         -------
         run : RunSpec
         """
-        self._check_params(len(sizes))
+        settings = self._settings(sizes)
         clip_norm = self.clip_norm if clip_norm is None else clip_norm
-        local_epsilon, local_delta = local_guarantee or self._local_target(sizes)[:2]
+        local_epsilon, local_delta = local_guarantee or self._local_target(sizes, settings)[:2]
         batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
-        plans = [self._plan(local_epsilon, local_delta, size, clip_norm, batch_size)
+        plans = [self._plan(settings, local_epsilon, local_delta, size, clip_norm, batch_size)
                  for size in sizes]
-        start = canonical_point(self.space) if self.init_point is None else self.init_point
         return RunSpec(loss=self._make_loss(), datasets=datasets, plans=plans,
-                       sizes=list(sizes), start=to_numpy(start),
-                       entropy=_entropy(self.random_state), estimator=self)
+                       sizes=list(sizes), start=self._start(),
+                       entropy=_entropy(self.random_state), estimator=self,
+                       settings=settings)
 
-    def _plan(self, local_epsilon, local_delta, size, clip_norm, batch_size):
-        """One agent's calibrated strategy (the PrivateERM plan) and its step size."""
-        inner_steps = _defaults.default_inner_steps(size)
-        plan = plan_gradient_release(
-            self.local_method, local_epsilon, local_delta, size, self.local_steps, clip_norm,
-            batch_size, inner_steps, _defaults.SVRG_SINGLE_CLIP_RATIO * clip_norm,
-            label="PriRFed agent",
-        )
-        step_size = self.step_size or _defaults.default_step_size(
-            self.local_method, inner_steps, clip_norm, plan.strategy.noise_stds,
-            int(self.space.dim),
-        )
-        return plan, step_size
+    def _plan(self, settings, local_epsilon, local_delta, size, clip_norm, batch_size):
+        """One agent's calibrated strategy and step size (``federated.local_methods``)."""
+        return LOCAL_METHODS[settings.local_method].plan(
+            local_epsilon, local_delta, size, settings.local_steps, clip_norm, batch_size,
+            int(self.space.dim), self.step_size)
 
 
 class RunSpec:
     """Everything an engine needs for one run (checked data, plans, seeds)."""
 
-    def __init__(self, loss, datasets, plans, sizes, start, entropy, estimator):
+    def __init__(self, loss, datasets, plans, sizes, start, entropy, estimator, settings):
         self.loss = loss
         self.datasets = datasets
         self.plans = plans
@@ -428,9 +474,9 @@ class RunSpec:
         self.start = start
         self.entropy = entropy
         self.space = estimator.space
-        self.n_rounds = estimator.n_rounds
-        self.n_sampled = estimator.n_sampled
-        self.local_steps = estimator.local_steps
+        self.n_rounds = settings.n_rounds
+        self.n_sampled = settings.n_sampled
+        self.local_steps = settings.local_steps
         self.aggregation = estimator.aggregation
         self.round_timeout = estimator.round_timeout
         self.verbose = estimator.verbose
@@ -464,6 +510,55 @@ class RunSpec:
                               to_backend(weights / weights.sum()), to_backend(start),
                               self.aggregation)
         return to_numpy(point)
+
+    def release(self, history, output):
+        """The released point from the rounds' points (post-processing).
+
+        "last": Option 1; "random": a round drawn uniformly by the server's seed (Option
+        2); "average": the Karcher mean (equal weights, started at the last point) of the
+        round points from the first round that moved the server's point by no more than
+        the noise explains (``settled_round``): the earlier rounds carry the start
+        point's bias.
+        """
+        if output == "last":
+            return history[-1]["point"]
+        if output == "random":
+            rng = np.random.default_rng(np.random.SeedSequence(self.entropy, spawn_key=(2,)))
+            return history[int(rng.integers(len(history)))]["point"]
+        points = np.stack([record["point"] for record in history])
+        points = points[self.settled_round(points):]
+        weights = np.full(len(points), 1.0 / len(points))
+        with quiet_numerics():
+            point = karcher_mean(self.space, to_backend(points), to_backend(weights),
+                                 to_backend(points[-1]))
+        return to_numpy(point)
+
+    def settled_round(self, points):
+        """The first round whose move d(x_{t-1}, x_t) is at most 2 sqrt(2) nu, else the last.
+
+        nu = sqrt(d K sum_i w_i^2 sigma_i^2) is the norm of a round's aggregated noise
+        (agent i's noise std sigma_i, K unit local steps, w_i = n_i / n): once the server's
+        point has settled, two rounds differ by their noises, of norm about sqrt(2) nu.
+        A function of the released points and the public noise only (post-processing).
+
+        Parameters
+        ----------
+        points : numpy.ndarray, shape=[T, *space.shape]
+            The round points.
+
+        Returns
+        -------
+        index : int
+        """
+        weights = np.array(self.sizes, dtype=float) / sum(self.sizes)
+        variances = [sum(std**2 for std in plan.strategy.noise_stds) for plan, _ in self.plans]
+        noise = math.sqrt(int(self.space.dim) * self.local_steps
+                          * float(np.dot(weights**2, variances)))
+        previous = np.concatenate([self.start[None], points[:-1]])
+        with quiet_numerics():
+            moves = to_numpy(self.space.metric.dist(to_backend(previous), to_backend(points)))
+        settled = np.flatnonzero(moves <= 2 * math.sqrt(2) * noise)
+        return int(settled[0]) if len(settled) else len(points) - 1
 
 
 def run_local(run, fail=None):
@@ -523,15 +618,7 @@ def _public_history(history, accountant):
     return [{"point": record["point"]} for record in history]
 
 
-def _release(history, output, start, entropy):
-    """Option 1: the last aggregate; Option 2: a round drawn uniformly (server's seed)."""
-    if output == "last":
-        return history[-1]["point"]
-    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(2,)))
-    return history[int(rng.integers(len(history)))]["point"]
-
-
-def _flat_config(estimator):
+def _flat_config(estimator, settings):
     """The run configuration of a squared-distance PriRFed on a sphere."""
     from geomstats.geometry.hypersphere import Hypersphere
 
@@ -544,9 +631,9 @@ def _flat_config(estimator):
     if step_size is not None and not isinstance(step_size, (int, float)):
         raise ValueError("a callable step_size needs estimator='module:function'")
     return {"dim": int(estimator.space.dim), "epsilon": float(estimator.epsilon),
-            "delta": float(estimator.delta), "n-rounds": estimator.n_rounds,
-            "n-sampled": estimator.n_sampled, "local-steps": estimator.local_steps,
-            "local-method": estimator.local_method, "clip-norm": float(estimator.clip_norm),
+            "delta": float(estimator.delta), "n-rounds": settings.n_rounds,
+            "n-sampled": settings.n_sampled, "local-steps": settings.local_steps,
+            "local-method": settings.local_method, "clip-norm": float(estimator.clip_norm),
             "batch-size": int(estimator.batch_size or 0), "step-size": float(step_size or 0),
             "aggregation": estimator.aggregation, "accountant": estimator.accountant}
 

@@ -21,7 +21,7 @@ import numpy as np
 from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp._backend import to_backend
-from geomstats_dp.federated.estimator import PriRFed, _release
+from geomstats_dp.federated.estimator import PriRFed
 from geomstats_dp.federated.flower_app import make_client_app, make_server_app
 
 
@@ -70,7 +70,7 @@ def _get_server_run(context):
 
 
 def _write_release(run, history, context):
-    point = _release(history, str(context.run_config["output"]), run.start, run.entropy)
+    point = run.release(history, str(context.run_config["output"]))
     np.save(str(context.run_config["out"]), np.asarray(point))
 
 

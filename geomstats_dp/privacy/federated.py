@@ -17,13 +17,15 @@ records (record-level, replace-one adjacency); the server aggregates by a tangen
   the T rounds are then composed optimally (Kairouz, Oh & Viswanath 2015, Thm. 3.3, exact
   for T uses of an (eps_r, delta_r)-DP mechanism), at the same total delta' as Theorem 4.2
   unless told otherwise.
-- ``prirfed_public_sampling`` (the estimator's default): the same parallel composition,
-  without amplification in epsilon. Amplification by sampling (the two rules above)
-  holds only against an observer who does not learn which agents were sampled; the server
-  knows it and the rounds' sampled agents are published in ``PriRFed.history_``. Given
-  the sampling, one record is seen in exactly the k rounds where its agent is sampled,
-  k ~ Binomial(T, rho) independently of the data, so delta'(eps') = sum_k P(k) delta_k(eps')
-  with delta_k the optimal composition of k local runs. This holds against the server too.
+- ``prirfed_public_sampling`` (``PriRFed(accountant="public_sampling")``; the estimator's
+  default is its tighter end-to-end version, ``privacy.federated_e2e``): the same
+  parallel composition, without amplification in epsilon. Amplification by sampling (the
+  two rules above) holds only against an observer who does not learn which agents were
+  sampled; the server knows it and the rounds' sampled agents are published in
+  ``PriRFed.history_``. Given the sampling, one record is seen in exactly the k rounds
+  where its agent is sampled, k ~ Binomial(T, rho) independently of the data, so
+  delta'(eps') = sum_k P(k) delta_k(eps') with delta_k the optimal composition of k local
+  runs. This holds against the server too.
 """
 
 import math
@@ -121,7 +123,7 @@ def prirfed_theorem_4_2(epsilon, delta, n_agents, n_sampled, n_rounds, delta_hat
 def prirfed_epsilon(
     epsilon, delta, n_agents, n_sampled, n_rounds, delta_hat=1e-3, target_delta=None
 ):
-    """(epsilon', delta') of PriRFed by parallel and optimal composition (library default).
+    """(epsilon', delta') of PriRFed by parallel and optimal composition.
 
     Parameters
     ----------
@@ -230,7 +232,7 @@ def _smallest_epsilon(delta_of, largest, target_delta):
 
 
 def prirfed_public_sampling(epsilon, delta, n_agents, n_sampled, n_rounds, target_delta):
-    """(epsilon', delta') of PriRFed when the sampled agents are public (library default).
+    """(epsilon', delta') of PriRFed when the sampled agents are public.
 
     One record is seen only by its agent's local training, in the k ~ Binomial(T, s/N)
     rounds where that agent is sampled; k is public and independent of the data, so the

@@ -18,8 +18,13 @@ bounds do not look at replies).
   Kasiviswanathan 2019, general bound, through autodp's
   ``AmplificationBySampling(PoissonSampling=False)`` on a replace-one base mechanism); the
   T rounds compose additively in RDP.
+
+With full participation (s = N) both are the T-fold composition of the local events, which
+``privacy.compose_epsilon`` composes (exactly in Gaussian DP for full-batch local steps,
+Dong, Roth & Su 2022; in RDP otherwise).
 """
 
+import dataclasses
 import functools
 import math
 
@@ -29,6 +34,7 @@ from autodp import autodp_core, transformer_zoo
 from scipy import optimize, stats
 
 from geomstats_dp._validation import check_positive_finite, check_positive_int, check_probability
+from geomstats_dp.privacy.accountant import compose_epsilon
 from geomstats_dp.privacy.events import GaussianEvent
 from geomstats_dp.privacy.federated import _smallest_epsilon
 from geomstats_dp.privacy.renyi import (
@@ -168,6 +174,9 @@ def prirfed_end_to_end_epsilon(local_events, n_agents, n_sampled, n_rounds, delt
         raise ValueError(f"n_sampled must be <= n_agents={n_agents}, got {n_sampled}")
     if sampling not in SAMPLINGS:
         raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+    if n_sampled == n_agents:  # every agent in every round: plain composition
+        return compose_epsilon([dataclasses.replace(event, n_steps=event.n_steps * n_rounds)
+                                for event in local_events], delta)
     if sampling == "public":
         return _public_epsilon(local_events, n_sampled / n_agents, n_rounds, delta)
 

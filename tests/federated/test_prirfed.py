@@ -1,6 +1,7 @@
 """PriRFed on the in-process engine: convergence, sampling, output, calibration, noise, errors."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,8 +11,7 @@ from scipy import stats
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.federated import PriRFed, karcher_mean, tangent_mean
 from geomstats_dp.federated import estimator as estimator_module
-from geomstats_dp.federated import local as local_module
-from geomstats_dp.federated.estimator import _release, run_local
+from geomstats_dp.federated.estimator import RunSpec, run_local
 from geomstats_dp.optim import canonical_point
 from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
 from geomstats_dp.privacy import (
@@ -67,10 +67,11 @@ def test_agent_sampling_rate_is_honoured():
 
 def test_option_2_draws_a_round_uniformly():
     history = [{"point": np.array([float(t)])} for t in range(5)]
-    draws = [int(_release(history, "random", None, seed)[0]) for seed in range(2000)]
+    draws = [int(RunSpec.release(SimpleNamespace(entropy=seed), history, "random")[0])
+             for seed in range(2000)]
     observed = np.bincount(draws, minlength=5)
     assert stats.chisquare(observed).pvalue > 1e-3
-    assert _release(history, "last", None, 0)[0] == 4.0
+    assert RunSpec.release(SimpleNamespace(entropy=0), history, "last")[0] == 4.0
 
 
 @pytest.mark.parametrize("accountant",
@@ -97,8 +98,9 @@ def test_calibrated_total_meets_the_target_and_is_charged(accountant):
 def test_end_to_end_accountant_needs_less_noise_than_the_local_composition():
     kwargs = dict(epsilon=1.0, n_rounds=10, n_sampled=1, local_steps=3, local_method="rsgd",
                   batch_size=5, clip_norm=1.0, random_state=0)
-    e2e = PriRFed(SPACE, accountant="end_to_end", **kwargs).fit(agents())
-    public = PriRFed(SPACE, **kwargs).fit(agents())
+    e2e = PriRFed(SPACE, **kwargs).fit(agents())
+    public = PriRFed(SPACE, accountant="public_sampling", **kwargs).fit(agents())
+    assert e2e.accountant == "end_to_end"  # the default
     # both are sound whoever sees the sampled agents; the end-to-end one is tighter
     for mine, theirs in zip(e2e.noise_multipliers_, public.noise_multipliers_):
         assert mine["minibatch_gradient"] < 0.7 * theirs["minibatch_gradient"]
@@ -106,17 +108,8 @@ def test_end_to_end_accountant_needs_less_noise_than_the_local_composition():
     assert sorted(e2e.history_[0]) == ["failed", "point", "sampled"]
 
 
-def test_local_noise_drawn_equals_the_calibrated_noise(monkeypatch):
-    sigmas = []
-    inner = local_module.TangentGaussian
-
-    class Recording(inner):
-        def sample(self, base_point, n_samples=1, sigma=1.0, random_state=None):
-            sigmas.append(sigma)
-            return super().sample(base_point, n_samples, sigma=sigma,
-                                  random_state=random_state)
-
-    monkeypatch.setattr(local_module, "TangentGaussian", Recording)
+def test_local_noise_drawn_equals_the_calibrated_noise(drawn_sigmas):
+    sigmas = drawn_sigmas
     data = agents((16, 16))
     est = PriRFed(SPACE, epsilon=1.0, n_rounds=2, n_sampled=1, local_steps=3,
                   local_method="rsgd", batch_size=4, clip_norm=0.7, random_state=0).fit(data)
@@ -188,12 +181,12 @@ def test_amplifying_accountants_withhold_the_sampled_agents():
                   local_method="rgd", clip_norm=1.0, accountant="parallel_optimal",
                   random_state=0).fit(agents())
     assert [sorted(record) for record in est.history_] == [["point"]] * 3
-    default = PriRFed(SPACE, epsilon=1.0, n_rounds=3, n_sampled=1, local_steps=1,
-                      local_method="rgd", clip_norm=1.0, random_state=0).fit(agents())
-    assert default.accountant == "public_sampling"
-    assert sorted(default.history_[0]) == ["failed", "point", "sampled"]
+    public = PriRFed(SPACE, epsilon=1.0, n_rounds=3, n_sampled=1, local_steps=1,
+                     local_method="rgd", clip_norm=1.0, accountant="public_sampling",
+                     random_state=0).fit(agents())
+    assert sorted(public.history_[0]) == ["failed", "point", "sampled"]
     # the same run, but amplification lets each agent use more local epsilon
-    assert est.local_epsilon_ > default.local_epsilon_
+    assert est.local_epsilon_ > public.local_epsilon_
 
 
 @pytest.mark.parametrize(

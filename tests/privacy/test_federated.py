@@ -99,15 +99,18 @@ def test_federated_rejects_bad_input(arguments, name):
 
 
 @pytest.mark.parametrize("sampling", ["public", "hidden"])
-def test_end_to_end_without_agent_sampling_is_the_rdp_composition_of_all_local_steps(sampling):
+def test_end_to_end_without_agent_sampling_composes_all_local_steps(sampling):
     from geomstats_dp.privacy import GaussianEvent
     from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
     from geomstats_dp.privacy.renyi import ledger_epsilon
 
     local = (GaussianEvent(5.0, 10),)
-    # s = N: every round sees the record's agent, T K steps composed in RDP
+    # s = N: every round sees the record's agent, T K full-batch steps composed exactly
+    # (Gaussian DP, checked against an independent calibration in
+    # tests/federated/test_prirfed_defaults.py), below their RDP composition
     value = prirfed_end_to_end_epsilon(local, 10, 10, 20, 1e-5, sampling)
-    assert value == pytest.approx(ledger_epsilon((GaussianEvent(5.0, 200),), 1e-5), rel=1e-9)
+    assert value < 0.95 * ledger_epsilon((GaussianEvent(5.0, 200),), 1e-5)
+    assert value == prirfed_end_to_end_epsilon(local, 10, 10, 20, 1e-5, "public")
 
 
 def test_end_to_end_public_sampling_averages_the_participations():
