@@ -11,6 +11,7 @@ from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
 from geomstats_dp._validation import check_positive_finite, check_positive_int, check_probability
 from geomstats_dp.federated.aggregation import AGGREGATIONS, aggregate
 from geomstats_dp.federated.local import agent_seed, inject_fault, local_train, server_seed
+from geomstats_dp.federated.release_file import read_release
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array
@@ -68,7 +69,13 @@ class PriRFed(PrivateEstimator):
     may have been seen). The T round releases are charged to the budget together as one
     ``ApproxDPEvent`` with the accountant's total (composed with other releases by basic
     or advanced composition). The aggregation and ``history_`` are post-processing.
-    Whether an agent fails must not depend on its records (it is recorded).
+
+    Trust assumption: whether an agent fails or times out does not depend on its records
+    (crashes and delays come from its machine or network). A failure that does changes
+    the release (the round aggregates without that reply) and ``history_["failed"]``, and
+    is not covered by the guarantee. ``record_failures=False`` withholds the failure
+    record (``history_`` and the ``verbose`` lines then hold no failure information); the
+    release still aggregates only the replies that arrived.
 
     Parameters
     ----------
@@ -105,7 +112,11 @@ class PriRFed(PrivateEstimator):
     random_state : None or int
         Root seed; agent i in round t draws from SeedSequence(root, spawn_key=(1, t, i)).
     verbose : bool
-        Print each round's number of replies.
+        Print each round's number of replies (without ``record_failures``, only the
+        round), and let Flower and Ray print their logs (``engine="flower"`` is silent
+        otherwise).
+    record_failures : bool
+        Whether ``history_`` lists each round's failed agents (see the trust assumption).
 
     Attributes
     ----------
@@ -120,8 +131,8 @@ class PriRFed(PrivateEstimator):
         Per agent, the local noise multipliers (noise std / sensitivity) of its plan.
     history_ : list of dict
         Per round: "point" (the aggregate, released anyway) and, unless the accountant
-        amplifies by agent sampling, "sampled" (agent indices) and "failed" (those that
-        raised or did not answer in time).
+        amplifies by agent sampling, "sampled" (agent indices) and, with
+        ``record_failures``, "failed" (those that raised or did not answer in time).
     """
 
     _FITTED = ("estimate_", "budget_", "events_", "guarantee_", "local_epsilon_",
@@ -131,7 +142,8 @@ class PriRFed(PrivateEstimator):
                  local_steps=10, local_method="rsgd", clip_norm=None, batch_size=None,
                  step_size=None, output="last", aggregation="tangent_mean",
                  accountant="public_sampling", engine="local", round_timeout=None,
-                 init_point=None, budget=None, random_state=None, verbose=False):
+                 init_point=None, budget=None, random_state=None, verbose=False,
+                 record_failures=True):
         self.space = space
         self.loss = loss
         self.epsilon = epsilon
@@ -152,6 +164,7 @@ class PriRFed(PrivateEstimator):
         self.budget = budget
         self.random_state = random_state
         self.verbose = verbose
+        self.record_failures = record_failures
         self._remember_budget()
 
     # -- inputs ------------------------------------------------------------------------
@@ -172,6 +185,9 @@ class PriRFed(PrivateEstimator):
             check_positive_finite(self.clip_norm, "clip_norm")
         if self.round_timeout is not None:
             check_positive_finite(self.round_timeout, "round_timeout")
+        if not isinstance(self.record_failures, (bool, np.bool_)):
+            raise TypeError("record_failures must be a bool, got "
+                            f"{type(self.record_failures).__name__}")
         if self.n_sampled > n_agents:
             raise ValueError(
                 f"n_sampled must be <= the number of agents {n_agents}, got {self.n_sampled}"
@@ -280,7 +296,7 @@ class PriRFed(PrivateEstimator):
         self.local_epsilon_ = local_epsilon
         self.local_delta_ = local_delta
         self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in run.plans]
-        self.history_ = _public_history(history, self.accountant)
+        self.history_ = _public_history(history, self.accountant, self.record_failures)
         self.clip_norm_ = clip_norm
         return self
 
@@ -339,10 +355,23 @@ class PriRFed(PrivateEstimator):
                     **{"output": self.output, "round-timeout": float(self.round_timeout or 0)})
 
     def load_release(self, path):
-        """Read a deployed run's release (after ``deployment_config``); returns self."""
+        """Read a deployed run's release (after ``deployment_config``); returns self.
+
+        The file must hold one finite point of ``space`` (its shape, on the manifold:
+        ``federated.release_file``), as the ServerApp of the configured run writes it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The run configuration's ``out``.
+
+        Returns
+        -------
+        self
+        """
         if "events_" not in self.__dict__:
             raise RuntimeError("call deployment_config first: it charges the budget")
-        self.estimate_ = to_backend(np.load(path))
+        self.estimate_ = to_backend(read_release(self.space, path))
         return self
 
     def _local_target(self, sizes):
@@ -434,6 +463,7 @@ class RunSpec:
         self.aggregation = estimator.aggregation
         self.round_timeout = estimator.round_timeout
         self.verbose = estimator.verbose
+        self.record_failures = estimator.record_failures
 
     def sample_agents(self):
         """The agents of every round: s of N without replacement, from the server's seed."""
@@ -450,9 +480,10 @@ class RunSpec:
 
     def report(self, round_index, n_replies):
         """With ``verbose``, print the round's progress (no agent identities)."""
-        if self.verbose:
-            print(f"PriRFed round {round_index + 1}/{self.n_rounds}: "
-                  f"{n_replies} of {self.n_sampled} replies")
+        if not self.verbose:
+            return
+        replies = f": {n_replies} of {self.n_sampled} replies" if self.record_failures else ""
+        print(f"PriRFed round {round_index + 1}/{self.n_rounds}{replies}")
 
     def aggregate(self, start, agents, replies):
         """The next server point from the replies received (numpy)."""
@@ -516,11 +547,15 @@ def _in_threads(jobs, timeout):
     return dict(outcomes)  # a snapshot: late replies are ignored
 
 
-def _public_history(history, accountant):
-    """``history_``: who was sampled is withheld when the accountant assumes it secret."""
-    if accountant not in AMPLIFYING_ACCOUNTANTS:
-        return history
-    return [{"point": record["point"]} for record in history]
+def _public_history(history, accountant, record_failures=True):
+    """``history_``: who was sampled is withheld when the accountant assumes it secret;
+    who failed, also when ``record_failures`` is False."""
+    if accountant in AMPLIFYING_ACCOUNTANTS:
+        return [{"point": record["point"]} for record in history]
+    if not record_failures:
+        return [{key: value for key, value in record.items() if key != "failed"}
+                for record in history]
+    return history
 
 
 def _release(history, output, start, entropy):
