@@ -57,7 +57,7 @@ def _message_poller(poll_s):
 
     def poll_messages(state, queue, nodes_mapping, f_stop):
         while not f_stop.is_set():
-            for node_id in nodes_mapping.keys():
+            for node_id in nodes_mapping:
                 for message in state.get_message_ins(node_id=node_id, limit=1):
                     queue.put(message)
             f_stop.wait(poll_s)
