@@ -101,7 +101,10 @@ class PriRFed(PrivateEstimator):
     aggregation : {"tangent_mean", "karcher_mean"}
     accountant : {"public_sampling", "end_to_end", "parallel_optimal", "theorem_4_2"}
     engine : {"local", "flower"}
-        In-process, or Flower's simulation engine (extra ``flower``).
+        In-process, or Flower's simulation engine (extra ``flower``): the run, loss
+        included, is shipped to its workers by value with cloudpickle (any loss the
+        in-process engine accepts, a lambda too), and Flower and Ray stay silent unless
+        ``verbose``.
     round_timeout : float or None
         Seconds the server waits for a round's replies; a reply later than that counts as
         failed (its agent is still charged). None waits for every reply (the local engine
