@@ -5,11 +5,13 @@
 points each, s = 2, K = 5 DP-RGD steps, T = 20 rounds) on the in-process engine and on
 Flower's simulation engine (Ray, two workers), the latter with Flower's own polling
 (0.1 s) and with the library's (``flower_runtime.POLL_S``), alternated, ``REPEATS`` times
-each, all in one run. Each Flower run is split by timestamps taken in the ServerApp's
-strategy: start-up (from ``fit`` to the first round: Ray, its workers, the nodes'
-identification), the rounds, and the shutdown (after the last round). The training a
-round does is the in-process engine's time per round; the rest of a Flower round is
-messaging and polling (``overhead_per_round_s``).
+each, all in one run. Each Flower run is split by timestamps taken around Flower's
+``RayBackend.init_ray`` and in the ServerApp's strategy: ``ray_init_s`` (from ``fit`` to
+Ray started), ``workers_s`` (from there to the first round: the two worker processes
+start, import the library, receive the run and answer the nodes' identification), the
+rounds, and the shutdown (after the last round); ``startup_s`` is the sum of the first
+two. The training a round does is the in-process engine's time per round; the rest of a
+Flower round is messaging and polling (``overhead_per_round_s``).
 """
 
 import os
@@ -37,16 +39,27 @@ def agents():
 
 
 class RoundClock:
-    """Timestamps of the strategy's rounds: wraps ``ManifoldStrategy`` for one run."""
+    """Timestamps of Ray's start and of the strategy's rounds, for one run: wraps
+    ``RayBackend.init_ray`` and ``ManifoldStrategy`` (restored on exit)."""
 
     def __init__(self):
         self.stamps = []
+        self.ray_started = None
         strategy = flower_app.ManifoldStrategy
         self.original = strategy.configure_train, strategy.aggregate_train
 
     def __enter__(self):
+        from flwr.server.superlink.fleet.vce.backend.raybackend import RayBackend
+
         configure, aggregate = self.original
         stamps = self.stamps
+        self.init_ray = init_ray = RayBackend.init_ray
+
+        def timed_init_ray(backend, *args, **kwargs):
+            init_ray(backend, *args, **kwargs)
+            self.ray_started = time.perf_counter()
+
+        RayBackend.init_ray = timed_init_ray
 
         def timed_configure(strategy, *args, **kwargs):
             stamps.append(time.perf_counter())
@@ -62,6 +75,9 @@ class RoundClock:
         return self
 
     def __exit__(self, *exc):
+        from flwr.server.superlink.fleet.vce.backend.raybackend import RayBackend
+
+        RayBackend.init_ray = self.init_ray
         flower_app.ManifoldStrategy.configure_train, flower_app.ManifoldStrategy.aggregate_train = (
             self.original
         )
@@ -86,7 +102,8 @@ def timed_fit(space, data, engine, n_rounds, poll_s=None):
            "estimate": " ".join(f"{v:.12f}" for v in to_numpy(est.estimate_))}
     if clock.stamps:
         first, last = clock.stamps[0], clock.stamps[-1]
-        row.update(startup_s=first - tic, rounds_s=last - first, shutdown_s=toc - last)
+        row.update(ray_init_s=clock.ray_started - tic, workers_s=first - clock.ray_started,
+                   startup_s=first - tic, rounds_s=last - first, shutdown_s=toc - last)
         row["per_round_s"] = row["rounds_s"] / n_rounds
     else:
         row["per_round_s"] = row["seconds"] / n_rounds
