@@ -25,7 +25,19 @@ QUIET_WARNINGS = r"(flwr|ray|alembic)(\.|$)"
 
 
 def backend_config(n_cpus, verbose):
-    """Flower's ``backend_config`` for Ray: ``n_cpus`` one-CPU workers, no dashboard."""
+    """Flower's ``backend_config`` for Ray: ``n_cpus`` one-CPU workers, no dashboard.
+
+    Parameters
+    ----------
+    n_cpus : int
+        CPUs given to Ray (one worker each).
+    verbose : bool
+        Without it, the workers' output stays in Ray's log files and Ray logs errors only.
+
+    Returns
+    -------
+    config : dict
+    """
     init_args = {"num_cpus": n_cpus, "include_dashboard": False}
     if not verbose:
         init_args.update(log_to_driver=False, logging_level=logging.ERROR)
@@ -34,7 +46,13 @@ def backend_config(n_cpus, verbose):
 
 @contextlib.contextmanager
 def quiet(verbose):
-    """Within the block: Flower, Ray and alembic silent unless ``verbose``."""
+    """Within the block: Flower, Ray, alembic and sqlalchemy silent unless ``verbose``.
+
+    Parameters
+    ----------
+    verbose : bool
+        True leaves logging and warnings as they are (``PYTHONPATH`` is restored anyway).
+    """
     pythonpath = os.environ.get("PYTHONPATH")
     disabled = logging.root.manager.disable
     try:
