@@ -37,7 +37,7 @@ def read_release(space, path):
     except (ValueError, OSError) as error:
         raise ValueError(f"path: {str(path)!r} is not a .npy array: {error}") from None
     if not isinstance(point, np.ndarray):
-        raise ValueError(f"path: {str(path)!r} holds an archive, not one .npy array")
+        raise TypeError(f"path: {str(path)!r} holds an archive, not one .npy array")
     if point.dtype.kind not in "fiu":
         raise ValueError(f"path: the release must be a real array, got {point.dtype} "
                          f"in {str(path)!r}")
