@@ -23,7 +23,7 @@ from geomstats.geometry.euclidean import Euclidean
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.federated import PriRFed
 from geomstats_dp.federated import local as local_module
-from geomstats_dp.federated.estimator import _release, run_local
+from geomstats_dp.federated.estimator import run_local
 from geomstats_dp.privacy import PrivacyBudget
 from tests.conftest import BACKEND
 from tests.privacy.auditing import _HalvedTangentGaussian, audit_fit
@@ -43,8 +43,8 @@ NEIGHBOUR = [np.array([[10.0], [10.0]])] + OTHERS
 def estimator(seed):
     return PriRFed(Euclidean(1), epsilon=EPSILON, delta=DELTA, n_rounds=4, n_sampled=1,
                    local_steps=1, local_method="rgd", clip_norm=1.0, step_size=1.0,
-                   init_point=np.zeros(1), accountant="end_to_end", random_state=seed,
-                   budget=PrivacyBudget(EPSILON, DELTA))
+                   output="last", init_point=np.zeros(1), accountant="end_to_end",
+                   random_state=seed, budget=PrivacyBudget(EPSILON, DELTA))
 
 
 def fit(data, seed):
@@ -65,7 +65,7 @@ def replayer():
     def replay(data, seed):
         run = runs[id(data)]
         run.entropy = seed
-        return _release(run_local(run), fitted.output, run.start, seed)
+        return run_local(run)[-1]["point"]  # output="last"
 
     return replay
 
