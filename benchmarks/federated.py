@@ -1,4 +1,4 @@
-"""PriRFed (Huang et al. 2024): Table 1's accounting, Section 6.1-6.2 curves, engine time.
+"""PriRFed (Huang et al. 2024): Table 1's accounting, Section 6.1-6.2 curves, EMG.
 
 ``python -m benchmarks federated [--quick]`` writes under ``benchmarks/results/``:
 
@@ -19,14 +19,11 @@
   (SPD(8)), split into agents as contiguous chunks in recording order (non-iid), excess
   risk of the release against the pooled Frechet mean, for several total epsilons and the
   local methods DP-RGD, DP-RSGD and DP-RSVRG.
-- ``federated_wall_time.csv``: seconds per round, in-process engine against Flower's
-  simulation engine (Ray), same run.
 
 Every curve row records the estimator's accountant and the calibrated local epsilon.
 """
 
 import csv
-import os
 import time
 
 import numpy as np
@@ -228,31 +225,6 @@ WISHART_STEP = {"rsgd": 0.1, "rsvrg": 0.01}
 WISHART_START = 3.0  # the data lie within distance 1 of I, their mean near I
 
 
-def wall_time(quick):
-    from geomstats.geometry.hypersphere import Hypersphere
-
-    space = Hypersphere(2)
-    rng = np.random.default_rng(0)
-    data = [to_numpy(space.projection(to_backend(np.array([0, 0, 1.0])
-                                                 + 0.3 * rng.normal(size=(20, 3)))))
-            for _ in range(3)]
-    rows = []
-    n_rounds = 2 if quick else 3
-    for engine in ("local", "flower"):
-        tic = time.perf_counter()
-        est = PriRFed(space, epsilon=1.0, n_rounds=n_rounds, n_sampled=2, local_steps=5,
-                      local_method="rgd", clip_norm=1.0, engine=engine,
-                      random_state=0).fit(data)
-        seconds = time.perf_counter() - tic
-        rows.append({"engine": engine, "n_rounds": n_rounds, "seconds": seconds,
-                     "seconds_per_round": seconds / n_rounds,
-                     "estimate": " ".join(f"{v:.12f}" for v in to_numpy(est.estimate_)),
-                     "loadavg": " ".join(f"{v:.2f}" for v in os.getloadavg())})
-    rows[1]["ratio_to_local"] = rows[1]["seconds"] / rows[0]["seconds"]
-    rows[0]["ratio_to_local"] = 1.0
-    return rows
-
-
 def plot_curves(rows, path, columns, metrics, lines, title, stat="mean"):
     """A panel per (metric, value of ``columns``); a line per value of ``lines`` (a key
     tuple): per round, the mean over seeds with the min-max band (``stat="mean"``) or
@@ -320,7 +292,3 @@ def run(output_dir, quick=False):
                 ("epsilon",), f"PriRFed Frechet mean, EMG SPD(8), 10 agents, s=3, "
                 f"mean over {SEEDS} seeds")
     _print_last(emg)
-    timing = wall_time(quick)
-    write_csv(output_dir / "federated_wall_time.csv", timing)
-    for row in timing:
-        print(row, flush=True)

@@ -14,6 +14,7 @@ from geomstats_dp.federated.aggregation import AGGREGATIONS, aggregate, karcher_
 from geomstats_dp.federated.defaults import AUTO, resolve_settings
 from geomstats_dp.federated.local import agent_seed, inject_fault, local_train, server_seed
 from geomstats_dp.federated.local_methods import LOCAL_METHODS
+from geomstats_dp.federated.release_file import read_release
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array
@@ -88,8 +89,14 @@ class PriRFed(PrivateEstimator):
     may have been seen). The T round releases are charged to the budget together as one
     ``ApproxDPEvent`` with the accountant's total (composed with other releases by basic
     or advanced composition). The aggregation, the output and ``history_`` are
-    post-processing. Whether an agent fails must not depend on its records (it is
-    recorded).
+    post-processing.
+
+    Trust assumption: whether an agent fails or times out does not depend on its records
+    (crashes and delays come from its machine or network). A failure that does changes
+    the release (the round aggregates without that reply) and ``history_["failed"]``, and
+    is not covered by the guarantee. ``record_failures=False`` withholds the failure
+    record (``history_`` and the ``verbose`` lines then hold no failure information); the
+    release still aggregates only the replies that arrived.
 
     Parameters
     ----------
@@ -117,7 +124,10 @@ class PriRFed(PrivateEstimator):
     aggregation : {"tangent_mean", "karcher_mean"}
     accountant : {"end_to_end", "public_sampling", "parallel_optimal", "theorem_4_2"}
     engine : {"local", "flower"}
-        In-process, or Flower's simulation engine (extra ``flower``).
+        In-process, or Flower's simulation engine (extra ``flower``): the run, loss
+        included, is shipped to its workers by value with cloudpickle (any loss the
+        in-process engine accepts, a lambda too), and Flower and Ray stay silent unless
+        ``verbose``.
     round_timeout : float or None
         Seconds the server waits for a round's replies; a reply later than that counts as
         failed (its agent is still charged). None waits for every reply (the local engine
@@ -128,7 +138,11 @@ class PriRFed(PrivateEstimator):
     random_state : None or int
         Root seed; agent i in round t draws from SeedSequence(root, spawn_key=(1, t, i)).
     verbose : bool
-        Print each round's number of replies.
+        Print each round's number of replies (without ``record_failures``, only the
+        round), and let Flower and Ray print their logs (``engine="flower"`` is silent
+        otherwise).
+    record_failures : bool
+        Whether ``history_`` lists each round's failed agents (see the trust assumption).
 
     Attributes
     ----------
@@ -145,8 +159,8 @@ class PriRFed(PrivateEstimator):
         Per agent, the local noise multipliers (noise std / sensitivity) of its plan.
     history_ : list of dict
         Per round: "point" (the aggregate, released anyway) and, unless the accountant
-        amplifies by agent sampling, "sampled" (agent indices) and "failed" (those that
-        raised or did not answer in time).
+        amplifies by agent sampling, "sampled" (agent indices) and, with
+        ``record_failures``, "failed" (those that raised or did not answer in time).
     """
 
     _FITTED = ("estimate_", "budget_", "events_", "guarantee_", "local_epsilon_",
@@ -157,7 +171,8 @@ class PriRFed(PrivateEstimator):
                  n_sampled=AUTO, local_steps=AUTO, local_method=AUTO, clip_norm=None,
                  batch_size=None, step_size=None, output=AUTO, aggregation="tangent_mean",
                  accountant="end_to_end", engine="local", round_timeout=None,
-                 init_point=None, budget=None, random_state=None, verbose=False):
+                 init_point=None, budget=None, random_state=None, verbose=False,
+                 record_failures=True):
         self.space = space
         self.loss = loss
         self.epsilon = epsilon
@@ -178,6 +193,7 @@ class PriRFed(PrivateEstimator):
         self.budget = budget
         self.random_state = random_state
         self.verbose = verbose
+        self.record_failures = record_failures
         self._remember_budget()
 
     # -- inputs ------------------------------------------------------------------------
@@ -200,6 +216,9 @@ class PriRFed(PrivateEstimator):
             check_positive_finite(self.clip_norm, "clip_norm")
         if self.round_timeout is not None:
             check_positive_finite(self.round_timeout, "round_timeout")
+        if not isinstance(self.record_failures, (bool, np.bool_)):
+            raise TypeError("record_failures must be a bool, got "
+                            f"{type(self.record_failures).__name__}")
         if self.random_state is not None and not isinstance(self.random_state, (int, np.integer)):
             raise TypeError(
                 "random_state must be None or an int (the root seed of every agent), got "
@@ -325,7 +344,7 @@ class PriRFed(PrivateEstimator):
         self.estimate_ = to_backend(run.release(history, settings.output))
         self._set_charged(budget, event, guarantee, (local_epsilon, local_delta), settings)
         self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in run.plans]
-        self.history_ = _public_history(history, self.accountant)
+        self.history_ = _public_history(history, self.accountant, self.record_failures)
         self.clip_norm_ = clip_norm
         return self
 
@@ -392,10 +411,23 @@ class PriRFed(PrivateEstimator):
                        "round-timeout": float(self.round_timeout or 0)})
 
     def load_release(self, path):
-        """Read a deployed run's release (after ``deployment_config``); returns self."""
+        """Read a deployed run's release (after ``deployment_config``); returns self.
+
+        The file must hold one finite point of ``space`` (its shape, on the manifold:
+        ``federated.release_file``), as the ServerApp of the configured run writes it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The run configuration's ``out``.
+
+        Returns
+        -------
+        self
+        """
         if "events_" not in self.__dict__:
             raise RuntimeError("call deployment_config first: it charges the budget")
-        self.estimate_ = to_backend(np.load(path))
+        self.estimate_ = to_backend(read_release(self.space, path))
         return self
 
     def _local_target(self, sizes, settings):
@@ -480,6 +512,7 @@ class RunSpec:
         self.aggregation = estimator.aggregation
         self.round_timeout = estimator.round_timeout
         self.verbose = estimator.verbose
+        self.record_failures = estimator.record_failures
 
     def sample_agents(self):
         """The agents of every round: s of N without replacement, from the server's seed."""
@@ -496,9 +529,10 @@ class RunSpec:
 
     def report(self, round_index, n_replies):
         """With ``verbose``, print the round's progress (no agent identities)."""
-        if self.verbose:
-            print(f"PriRFed round {round_index + 1}/{self.n_rounds}: "
-                  f"{n_replies} of {self.n_sampled} replies")
+        if not self.verbose:
+            return
+        replies = f": {n_replies} of {self.n_sampled} replies" if self.record_failures else ""
+        print(f"PriRFed round {round_index + 1}/{self.n_rounds}{replies}")
 
     def aggregate(self, start, agents, replies):
         """The next server point from the replies received (numpy)."""
@@ -611,11 +645,15 @@ def _in_threads(jobs, timeout):
     return dict(outcomes)  # a snapshot: late replies are ignored
 
 
-def _public_history(history, accountant):
-    """``history_``: who was sampled is withheld when the accountant assumes it secret."""
-    if accountant not in AMPLIFYING_ACCOUNTANTS:
-        return history
-    return [{"point": record["point"]} for record in history]
+def _public_history(history, accountant, record_failures=True):
+    """``history_``: who was sampled is withheld when the accountant assumes it secret;
+    who failed, also when ``record_failures`` is False."""
+    if accountant in AMPLIFYING_ACCOUNTANTS:
+        return [{"point": record["point"]} for record in history]
+    if not record_failures:
+        return [{key: value for key, value in record.items() if key != "failed"}
+                for record in history]
+    return history
 
 
 def _flat_config(estimator, settings):

@@ -7,6 +7,11 @@ server seed and aggregates on the manifold. Points travel as ArrayRecords. Flowe
 wrappers do not apply (Euclidean noise, no custom aggregation): the library's accounting
 is the authority, and it counts every sampled agent whether or not its reply arrives.
 
+In the simulation (``run_flower``) the run, loss included, reaches the workers by value
+(``flower_payload``: cloudpickle), so any loss the in-process engine accepts works, also
+a lambda or a function of the user's script; Flower and Ray are silent unless ``verbose``
+and poll every ``flower_runtime.POLL_S`` (``flower_runtime``).
+
 flwr is imported inside the functions, so the package works without the extra.
 """
 
@@ -15,6 +20,7 @@ import time
 
 import numpy as np
 
+from geomstats_dp.federated import flower_runtime
 from geomstats_dp.federated.local import inject_fault
 
 ARRAYS, CONFIG = "arrays", "config"
@@ -121,13 +127,14 @@ def make_client_app(run, fail=None):
     return client
 
 
-def make_server_app(run, history, on_end=None):
+def make_server_app(run, history, on_end=None, poll_s=None):
     """The ServerApp: identify the agents' nodes, then T rounds; appends to ``history``.
 
     ``run`` is a RunSpec or a callable ``run(context) -> RunSpec``; each round waits at
     most ``run.round_timeout`` seconds for its replies (later ones count as failed);
     ``on_end(run, history, context)`` is called once the rounds are done (deployment:
-    write the release).
+    write the release); ``poll_s``, when given, is how often the grid pulls replies
+    (simulation: ``flower_runtime.shorten_pull_interval``).
     """
     app, _, ServerApp = _flwr()
     server = ServerApp()
@@ -135,6 +142,8 @@ def make_server_app(run, history, on_end=None):
 
     @server.main()
     def main(grid, context):
+        if poll_s is not None:
+            flower_runtime.shorten_pull_interval(grid, poll_s)
         run = get_run(context)
         records = [] if on_end is not None else history
         node_ids = _wait_for_nodes(grid, len(run.sizes), NODE_WAIT_S)
@@ -167,19 +176,28 @@ def make_server_app(run, history, on_end=None):
     return server
 
 
-def run_flower(run, fail=None):
-    """Run PriRFed in Flower's simulation engine (Ray, two workers); returns the history."""
-    _flwr()
-    from flwr.simulation import run_simulation
+def run_flower(run, fail=None, poll_s=flower_runtime.POLL_S):
+    """Run PriRFed in Flower's simulation engine (Ray, two workers); returns the history.
 
+    The run is shipped to the workers by value (``flower_payload.ShippedRun``); Flower
+    and Ray are silent unless ``run.verbose``; the runtime polls every ``poll_s`` seconds
+    (0.1 is Flower's own polling).
+    """
+    from geomstats_dp.federated.flower_payload import ShippedRun
+
+    shipped = ShippedRun(run)
     history = []
-    run_simulation(
-        server_app=make_server_app(run, history),
-        client_app=make_client_app(run, fail),
-        num_supernodes=len(run.sizes),
-        backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-                        "init_args": {"num_cpus": 2, "include_dashboard": False}},
-    )
+    with flower_runtime.quiet(run.verbose):  # flwr's imports log too
+        _flwr()
+        from flwr.simulation import run_simulation
+
+        with flower_runtime.short_polling(poll_s):
+            run_simulation(
+                server_app=make_server_app(run, history, poll_s=poll_s),
+                client_app=make_client_app(lambda context: shipped.load(), fail),
+                num_supernodes=len(run.sizes),
+                backend_config=flower_runtime.backend_config(2, run.verbose),
+            )
     if len(history) != run.n_rounds:
         raise RuntimeError(
             f"the Flower run ended after {len(history)} of {run.n_rounds} rounds"

@@ -1,11 +1,16 @@
 """PriRFed on Flower's simulation engine: the same estimate as the in-process engine.
 
-One Ray run (about 5 s to start and a few seconds per round): 3 agents, 2 rounds, with an
-agent that raises in round 0 and one that answers too late in round 1, on both engines.
+One Ray run (about 10 s to start, then the 20 s a late agent is waited for): 3 agents,
+3 rounds whose sampled agents all differ, a lambda loss (shipped to the workers by value),
+an agent that raises in round 0 and one that answers too late in round 1, on both
+engines; Flower and Ray print nothing.
 """
 
+import logging
 import math
+import warnings
 
+import geomstats.backend as gs
 import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
@@ -25,14 +30,18 @@ SPACE = Hypersphere(2)
 TIMEOUT_S = 20.0
 
 
-def test_flower_simulation_matches_the_local_engine_and_survives_faulty_agents(monkeypatch):
+@pytest.mark.filterwarnings("ignore:the 'numpy' backend cannot differentiate:UserWarning")
+def test_flower_simulation_matches_the_local_engine_and_survives_faulty_agents(
+        monkeypatch, capfd, caplog):
     rng = np.random.default_rng(0)
     data = [to_numpy(SPACE.projection(to_backend(np.array([0.0, 0.0, 1.0])
                                                  + 0.3 * rng.normal(size=(8, 3)))))
             for _ in range(3)]
-    kwargs = dict(epsilon=1.0, n_rounds=2, n_sampled=2, local_steps=2, local_method="rgd",
-                  clip_norm=1.0, random_state=4, round_timeout=TIMEOUT_S)
+    kwargs = dict(loss=lambda point, sample: gs.sum((point - sample) ** 2), epsilon=1.0,
+                  n_rounds=3, n_sampled=2, local_steps=2, local_method="rgd", clip_norm=1.0,
+                  random_state=5, round_timeout=TIMEOUT_S)
     sampled = PriRFed(SPACE, **kwargs).run_spec([8, 8, 8], None).sample_agents()
+    assert len({tuple(agents) for agents in sampled}) == 3  # each round other agents
     # round 0: an agent raises; round 1: an agent answers after the timeout (Flower) or
     # never (local engine)
     raising, silent = sampled[0][0], sampled[1][0]
@@ -42,13 +51,21 @@ def test_flower_simulation_matches_the_local_engine_and_survives_faulty_agents(m
     monkeypatch.setattr(estimator_module, "run_local", lambda run: run_local(run, local_faults))
     monkeypatch.setattr(flower_app, "run_flower", lambda run: run_flower(run, flower_faults))
     local = PriRFed(SPACE, **kwargs).fit(data)
+    capfd.readouterr()
+    caplog.set_level(logging.DEBUG)
     budget = PrivacyBudget(1.0, 1e-5)
-    flower = PriRFed(SPACE, engine="flower", budget=budget, **kwargs).fit(data)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        flower = PriRFed(SPACE, engine="flower", budget=budget, **kwargs).fit(data)
+    # no Ray, Flower or alembic line, log record or warning (only the library's own)
+    assert capfd.readouterr() == ("", "")
+    assert caplog.records == []
+    assert [str(w.message) for w in caught if "geomstats_dp" not in w.filename] == []
     np.testing.assert_allclose(to_numpy(flower.estimate_), to_numpy(local.estimate_),
                                rtol=0, atol=1e-12)
     for engine in (local, flower):
         assert [r["sampled"] for r in engine.history_] == sampled
-        assert [r["failed"] for r in engine.history_] == [[raising], [silent]]
+        assert [r["failed"] for r in engine.history_] == [[raising], [silent], []]
         # each round aggregated the reply it had: the server moved and did not crash
         assert not np.allclose(engine.history_[0]["point"], to_numpy(canonical_point(SPACE)))
         assert not np.allclose(engine.history_[1]["point"], engine.history_[0]["point"])

@@ -26,6 +26,7 @@ pytest.importorskip("flwr")
 pytestmark = [pytest.mark.slow, pytest.mark.flower, pytest.mark.backend_independent]
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout under test
 LIMIT_S = 180
 APP = """from geomstats.geometry.spd_matrices import SPDMatrices
 
@@ -109,8 +110,10 @@ def test_superlink_two_supernodes_and_flwr_run_match_the_local_engine(tmp_path):
         f'[superlink]\ndefault = "test"\n\n[superlink.test]\n'
         f'address = "127.0.0.1:{port}"\ninsecure = true\n'
     )
+    # the processes import this checkout's library, whatever the environment installs
+    pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, FLWR_TELEMETRY_ENABLED="0", FLWR_HOME=str(home),
-               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+               PYTHONPATH=pythonpath, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     started = []
 
     def start(args, log):

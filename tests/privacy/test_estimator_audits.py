@@ -1,4 +1,4 @@
-"""Audits with power of the estimators built on the private core: PrivatePCA and PriRFed.
+"""Audits with power of the estimators built on the private core: PrivatePCA.
 
 As in ``test_mechanism_audits``: one step from a fixed start with step size 1, so the
 release is a monotone function of the noisy clipped gradient; worst-case replace-one
@@ -6,21 +6,18 @@ neighbours; the claim (2, 1e-2) holds for the honest mechanism and is refuted fo
 drawing half the calibrated noise.
 """
 
-import contextlib
 import math
 import warnings
 
 import numpy as np
 import pytest
-from geomstats.geometry.euclidean import Euclidean
 
-from geomstats_dp.federated import PriRFed
 from geomstats_dp.learning import PrivatePCA
 from geomstats_dp.learning.pca import start_basis
 from geomstats_dp.privacy import PrivacyBudget
 from tests.conftest import BACKEND
 
-from .auditing import _HalvedTangentGaussian, audit_fit, halved_gaussian_noise
+from .auditing import audit_fit, halved_gaussian_noise
 
 pytestmark = [
     pytest.mark.slow,
@@ -59,28 +56,3 @@ def test_private_pca_audit(monkeypatch):
     dataset = [[0.0, 0.0], row(math.pi / 4)]
     neighbour = [[0.0, 0.0], row(-math.pi / 4)]
     _check(fit, dataset, neighbour, halved_gaussian_noise(monkeypatch))
-
-
-def test_prirfed_audit(monkeypatch):
-    """One agent, one round, one local DP-RGD step on R^1 (record-level replace-one)."""
-    from geomstats_dp.federated import local
-
-    def fit(data, seed):
-        estimator = PriRFed(Euclidean(1), epsilon=EPSILON, delta=DELTA, n_rounds=1,
-                            n_sampled=1, local_steps=1, local_method="rgd", clip_norm=1.0,
-                            step_size=1.0, init_point=np.zeros(1), random_state=seed,
-                            budget=PrivacyBudget(EPSILON, DELTA))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return estimator.fit([np.asarray(data)]).estimate_
-
-    dataset, neighbour = [[0.0], [10.0]], [[0.0], [-10.0]]
-    _check(fit, dataset, neighbour, _halved_local_noise(monkeypatch, local))
-
-
-@contextlib.contextmanager
-def _halved_local_noise(monkeypatch, module):
-    """The federated local training draws half its calibrated noise."""
-    with monkeypatch.context() as patch:
-        patch.setattr(module, "TangentGaussian", _HalvedTangentGaussian)
-        yield

@@ -191,3 +191,16 @@ def test_local_target_meets_the_total(accountant):
     # the tighter rule leaves each agent more local epsilon than Theorem 4.2
     if accountant == "parallel_optimal":
         assert local_epsilon > local_target(1.0, 1e-5, 10, 3, 20, "theorem_4_2")[0]
+
+
+def test_parallel_optimal_matches_brute_force_composition_of_the_amplified_rounds():
+    # each round: one record reaches one agent, sampled with rate s / N (Balle et al. 2018:
+    # log(1 + rate (e^eps - 1)), rate delta); the T rounds composed by brute force
+    epsilon, delta, n_agents, n_rounds = 0.5, 1e-3, 3, 5
+    rate = 1 / n_agents
+    result = prirfed_epsilon(epsilon, delta, n_agents, 1, n_rounds, target_delta=0.05)
+    round_epsilon = math.log(1 + rate * (math.exp(epsilon) - 1))
+    brute = _composed_hockey_stick(round_epsilon, rate * delta, n_rounds, 1.0, result.epsilon)
+    assert brute == pytest.approx(0.05, rel=1e-6)
+    assert _composed_hockey_stick(round_epsilon, rate * delta, n_rounds, 1.0,
+                                  0.99 * result.epsilon) > 0.05

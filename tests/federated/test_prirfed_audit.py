@@ -1,0 +1,83 @@
+"""A black-box audit with power of PriRFed over several rounds and agents.
+
+Three agents on R^1, one sampled per round, four rounds, one local DP-RGD step of size 1,
+the end-to-end accountant (the tightest), record-level replace-one neighbours in agent 0:
+{-10, 10} (clipped gradients +-C, mean 0) against {10, 10} (mean -C), so that each round
+where agent 0 is sampled moves the point by the whole sensitivity 2C / n_0, independently
+of the point. Agents 1 and 2 hold 500 records in balanced pairs (mean clipped gradient 0,
+noise 2C z / 500): their rounds add almost nothing. The claim (2, 1e-2) holds for the
+honest run and is refuted for a twin drawing half the calibrated local noise.
+
+The calibration depends on public quantities only, so it is done once, by ``fit``; each
+audited run replays the same ``RunSpec`` with a fresh root seed through the in-process
+engine (a few ms instead of a fit's calibration), and the replay is checked to be the
+release ``fit`` gives for that seed.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from geomstats.geometry.euclidean import Euclidean
+
+from geomstats_dp._backend import to_numpy
+from geomstats_dp.federated import PriRFed
+from geomstats_dp.federated import local as local_module
+from geomstats_dp.federated.estimator import run_local
+from geomstats_dp.privacy import PrivacyBudget
+from tests.conftest import BACKEND
+from tests.privacy.auditing import _HalvedTangentGaussian, audit_fit
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(BACKEND != "numpy", reason="audits run thousands of fits: numpy only"),
+]
+
+EPSILON, DELTA, N_RUNS = 2.0, 1e-2, 4000
+BALANCED = np.array([[-10.0], [10.0]])
+OTHERS = [np.repeat(BALANCED, 250, axis=0)] * 2
+DATASET = [BALANCED] + OTHERS
+NEIGHBOUR = [np.array([[10.0], [10.0]])] + OTHERS
+
+
+def estimator(seed):
+    return PriRFed(Euclidean(1), epsilon=EPSILON, delta=DELTA, n_rounds=4, n_sampled=1,
+                   local_steps=1, local_method="rgd", clip_norm=1.0, step_size=1.0,
+                   output="last", init_point=np.zeros(1), accountant="end_to_end",
+                   random_state=seed, budget=PrivacyBudget(EPSILON, DELTA))
+
+
+def fit(data, seed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return to_numpy(estimator(seed).fit(data).estimate_)
+
+
+def replayer():
+    """``replay(data, seed)``: the release of the run ``fit`` calibrates, with that seed."""
+    fitted = estimator(0)
+    fitted.fit(DATASET)
+    sizes = [len(data) for data in DATASET]
+    runs = {id(data): fitted.run_spec(sizes, data, fitted.clip_norm_,
+                                      (fitted.local_epsilon_, fitted.local_delta_))
+            for data in (DATASET, NEIGHBOUR)}
+
+    def replay(data, seed):
+        run = runs[id(data)]
+        run.entropy = seed
+        return run_local(run)[-1]["point"]  # output="last"
+
+    return replay
+
+
+def test_prirfed_audit_over_rounds_and_agents(monkeypatch):
+    replay = replayer()
+    for data in (DATASET, NEIGHBOUR):
+        for seed in (3, 4):
+            np.testing.assert_array_equal(replay(data, seed), fit(data, seed))
+    honest = audit_fit(replay, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS)
+    with monkeypatch.context() as patch:
+        patch.setattr(local_module, "TangentGaussian", _HalvedTangentGaussian)
+        broken = audit_fit(replay, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS)
+    assert not honest.refutes(EPSILON), honest
+    assert broken.refutes(EPSILON), broken
