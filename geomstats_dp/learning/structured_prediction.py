@@ -2,31 +2,19 @@
 
 The prediction at a feature vector x is the minimiser over the manifold of
 sum_i alpha_i(x) d(w, y_i)^2 / 2, with the kernel-ridge weights
-alpha(x) = (K + gamma I)^(-1) K_x of an RBF kernel on the training features. By default
-the targets' log-coordinates at a public point are released once and every prediction is
-post-processing; per row, each prediction is one ``PrivateERM`` run, charged.
+alpha(x) = (K + gamma I)^(-1) K_x of an RBF kernel on the training features. Each row of
+``predict`` is one ``PrivateERM`` run on that loss, charged to the budget.
 """
 
 import geomstats.backend as gs
 import numpy as np
 
-from sklearn.exceptions import NotFittedError
-
-from geomstats_dp._backend import get_rng, to_backend, to_numpy
+from geomstats_dp._backend import get_rng, to_numpy
 from geomstats_dp._validation import check_finite_array, check_positive_finite
 from geomstats_dp.learning._base import PrivateEstimator
-from geomstats_dp.learning._data import (
-    check_array,
-    check_points,
-    check_sample_count,
-    check_shape,
-    check_values,
-)
+from geomstats_dp.learning._data import check_array, check_points, check_sample_count
 from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning._defaults import RGD_STEP_SIZE
-from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
-from geomstats_dp.learning.mechanisms.base import run_release
-from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
 from geomstats_dp.optim import (
     ConstantStep,
     FullBatch,
@@ -38,28 +26,6 @@ from geomstats_dp.optim import (
 from geomstats_dp.privacy import resolve_budget
 
 ATOL = 1e-6  # tolerance of the check that targets lie on the space
-ROW_REGULARIZATION = 1e-3  # gamma of the per-row releases, floor of the label release's
-
-
-def rbf_kernel(A, B, bandwidth):
-    """exp(-|a - b|^2 / (2 h^2)) for every row a of A and b of B, shape=[len(A), len(B)]."""
-    squared = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
-    return np.exp(-squared / (2 * bandwidth**2))
-
-
-def median_bandwidth(features, max_rows=1000):
-    """The median distance between (the first ``max_rows``) rows of public features.
-
-    Returns
-    -------
-    bandwidth : float
-        > 0 (1.0 when every row is the same).
-    """
-    rows = features[:max_rows]
-    distances = np.sqrt(((rows[:, None, :] - rows[None, :, :]) ** 2).sum(-1))
-    positive = distances[np.triu_indices(len(rows), 1)]
-    positive = positive[positive > 0]
-    return float(np.median(positive)) if positive.size else 1.0
 
 
 def kernel_weights(X_train, X_new, bandwidth, regularization):
@@ -78,33 +44,12 @@ def kernel_weights(X_train, X_new, bandwidth, regularization):
     -------
     alpha : numpy.ndarray, shape=[k, n]
     """
-    gram = rbf_kernel(X_train, X_train, bandwidth) + regularization * np.eye(len(X_train))
-    return np.linalg.solve(gram, rbf_kernel(X_train, X_new, bandwidth)).T
+    def rbf(A, B):
+        squared = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+        return np.exp(-squared / (2 * bandwidth**2))
 
-
-def kernel_ridge_coefficients(features, values, bandwidth, regularization):
-    """beta = (K + gamma I)^(-1) (v - m) and the shrunk mean m = sum_i v_i / (n + gamma).
-
-    The Gaussian-process regression of ``values`` whose noise variance over prior
-    variance is gamma, with a constant mean of the same prior (hence the shrinkage of m
-    toward 0): its prediction at x is m + K_x^T beta.
-
-    Parameters
-    ----------
-    features : numpy.ndarray, shape=[n, p]
-    values : numpy.ndarray, shape=[n, ...]
-    bandwidth, regularization : float
-
-    Returns
-    -------
-    beta : numpy.ndarray, shape=[n, q]
-        q the number of entries of a row of ``values``.
-    mean : numpy.ndarray, shape=[q]
-    """
-    rows = values.reshape(len(values), -1)
-    mean = rows.sum(axis=0) / (len(rows) + regularization)
-    gram = rbf_kernel(features, features, bandwidth) + regularization * np.eye(len(rows))
-    return np.linalg.solve(gram, rows - mean), mean
+    gram = rbf(X_train, X_train) + regularization * np.eye(len(X_train))
+    return np.linalg.solve(gram, rbf(X_train, X_new)).T
 
 
 def normalized_weights(alpha):
@@ -180,64 +125,64 @@ class PrivateStructuredPredictionRow(PrivateERM):
 
 
 class PrivateStructuredPrediction(PrivateEstimator):
-    """Private structured prediction with manifold-valued targets (after Han et al. 2024).
+    """Private structured prediction with manifold-valued targets (Han et al. 2024).
 
-    The non-private prediction at a feature vector x is the minimiser over the manifold of
+    ``fit(X, Y)`` keeps the training pairs (public features X, private targets Y on the
+    space) and releases nothing. ``predict(X_new)`` releases, for each row x, a private
+    minimiser over the space of
 
         F_x(w) = sum_i a_i(x) d(w, y_i)^2 / 2,   a(x) = alpha(x) / sum_i alpha_i(x),
-        alpha(x) = (K + gamma I)^(-1) K_x,   K_ij = exp(-|x_i - x_j|^2 / (2 h^2))
+        alpha(x) = (K + gamma I)^(-1) K_x,   K_ij = exp(-|x_i - x_j|^2 / (2 h^2)),
 
-    (Rudi et al. 2018). Two releases, both label-level (the unit is one target y_i, the
-    features X and X_new are public; adjacency replace-one: y_j replaced by any point of
-    the space, X fixed). Feature changes are not covered: replacing one x_j changes every
-    alpha_i(x) through (K + gamma I)^(-1).
+    by one ``PrivateERM`` run (DP-RGD by default) on the per-sample losses
+    f_i(w) = n a_i h_D(d(w, y_i)), whose mean is F_x with d^2 / 2 replaced by its Huber
+    version h_D (d^2 / 2 up to D = ``clip_norm``, linear beyond: each target pulls with a
+    force at most D; D above the distances between iterates and targets gives F_x
+    itself). Weights may be negative.
 
-    - ``method="labels"`` (default; ``learning.mechanisms.tangent_labels``): ``fit``
-      releases the targets' log-coordinates v_i = Log_b(y_i) at the public point b,
-      clipped to D = ``clip_norm``, plus tangent Gaussian noise of standard deviation
-      sigma = z 2D (sensitivity 2D, one Gaussian release), and charges the budget once.
-      ``predict`` is post-processing, free whatever the number of rows: Gaussian-process
-      (kernel ridge) regression of the released coordinates, Exp_b(m + sum_i beta_i(x)
-      (v~_i - m)) with m = sum_i v~_i / (n + gamma) and beta(x) = (K + gamma I)^(-1) K_x,
-      gamma = 3 d sigma^2 / D^2 by default: the noise variance of a coordinate over
-      D^2 / (3 d), the variance of a coordinate spread uniformly over [-D, D] (public).
-      It is a tangent-space estimator at b: exact on flat spaces, approximate when the
-      targets spread over the curvature scale.
-    - ``method="rgd" | "rsgd" | "rsvrg"`` (per row): ``fit`` releases nothing; each row of
-      ``predict`` is one ``PrivateERM`` run on f_i(w) = n a_i h_D(d(w, y_i)) (h_D the
-      Huber version of d^2 / 2 at D), its weighted per-sample gradients clipped at
-      C_x = n max_i |a_i(x)| D, so replacing y_j moves their mean by at most
-      2 max_i |a_i(x)| D; each row is (epsilon, delta)-DP and rows compose.
+    Privacy. Unit: one target y_i, the features being public (label-level DP). Adjacency:
+    replace-one (y_j replaced by any point of the space, X fixed). The weighted per-sample
+    gradients -n a_i clip_D(Log_w(y_i)), of norm n |a_i| min(d(w, y_i), D), are also
+    clipped by the core in the Riemannian norm at C_x = n max_i |a_i(x)| D, D =
+    ``clip_norm`` (so the bound holds whatever the loss); replacing y_j moves the mean of
+    the clipped gradients by at most 2 C_x / n = 2 max_i |a_i(x)| D, the sensitivity the
+    noise of each step is calibrated to (see ``PrivateERM``). Each predicted row is an
+    (epsilon, delta)-DP release, charged to the budget; rows compose (numerical
+    accountant). Feature changes are not covered: replacing one x_j changes every
+    alpha_i(x) through (K + gamma I)^(-1), so the per-record bound with alpha held fixed
+    does not hold; X and X_new must be public.
 
     Parameters
     ----------
     space : Manifold
         Where the targets and predictions lie (e.g. ``Hyperboloid(2)``).
-    bandwidth : float or None
-        h of the RBF kernel, > 0. None: the median distance between training features
-        (public), computed by ``fit``.
-    regularization : float or None
-        gamma, > 0. None: 3 d sigma^2 / D^2 for "labels" (with a floor of 1e-3), 1e-3 per
-        row.
-    epsilon, delta : float
-        The guarantee of the label release ("labels"), or of each predicted row.
+    bandwidth : float
+        h of the RBF kernel, > 0.
+    regularization : float
+        gamma, > 0.
+    epsilon : float
+        Privacy parameter of each predicted row, > 0.
+    delta : float
+        Of each predicted row, in (0, 1).
     clip_norm : float or None
-        D. "labels": the bound on d(b, y_i) (farther targets are pulled in to D; required).
-        Per row: the Huber radius of the loss and the clip norm of the unweighted
-        gradients; None infers C_x from the data with a PrivacyLeakWarning (not private).
-    method : {"labels", "rgd", "rsgd", "rsvrg"}
-    base_point : array-like, optional
-        "labels": the public point b; default the canonical point of the space.
+        D: the Huber radius of the loss and the clip norm of the unweighted gradients
+        (weighted ones are clipped at n max_i |a_i(x)| D). A D above the distances between
+        the iterates and the targets minimises F_x exactly; a smaller D gives less noise
+        (sigma is proportional to D) and a robust (Huber) version of F_x. None: squared
+        distance, C_x inferred from the data (largest weighted gradient norm at the start)
+        with a PrivacyLeakWarning: not private.
+    method : {"rgd", "rsgd", "rsvrg"}
     n_iter, step_size, batch_size, inner_steps, init_point, noise_method, verbose
-        Per row: as in ``PrivateERM`` (its defaults), except the default DP-RGD step: the
-        constant step 1/2 shrunk by 1 / sqrt(1 + d (2 z max_i |a_i(x)|)^2), z the noise
-        multiplier, so that it is noise-aware against the scale D of the mean gradient.
+        As in ``PrivateERM`` (its defaults), except the default DP-RGD step: the constant
+        step 1/2 shrunk by 1 / sqrt(1 + d (2 z max_i |a_i(x)|)^2), z the noise multiplier,
+        so that it is noise-aware against the scale D of the mean gradient rather than
+        against C_x.
     budget : PrivacyBudget, optional
-        "labels": charged once by ``fit``. Per row: charged for every row; default the
-        budget active (``with budget:``) at creation or prediction, else a fresh budget
-        (k epsilon, k delta) for the k rows of one ``predict`` call.
+        Charged for every row. Default: the budget active (``with budget:``) at creation
+        or prediction; else a fresh budget (k epsilon, k delta) for the k rows of one
+        ``predict`` call, recorded in the default ledger.
     random_state : None, int or numpy.random.Generator
-        The release's generator ("labels"), or one per ``predict`` call (per row).
+        One generator per ``predict`` call, shared by its rows in order.
     secure : bool
         Draw the noise from the operating system's entropy (random_state must be None).
 
@@ -245,37 +190,21 @@ class PrivateStructuredPrediction(PrivateEstimator):
     ----------
     n_features_in_ : int
         p, the number of features.
-    method_ : str
-    bandwidth_, regularization_ : float
-        The kernel's h and gamma used.
     budget_ : PrivacyBudget
-        The budget charged (by ``fit`` for "labels", by the last ``predict`` per row).
+        The budget charged by the last ``predict``.
     events_ : tuple
-        The privacy events charged (idem).
+        The privacy events of the last ``predict`` (all rows).
     noise_multiplier_ : float
-        Noise standard deviation over the sensitivity (of the label release, or of a step
-        of every row).
-    labels_ : array-like, shape=[n_samples, *space.shape]
-        "labels": the released noisy log-coordinates, tangent at ``base_point_``.
-    base_point_ : array-like, shape=[*space.shape]
-        "labels": b.
-    noise_ratio_ : float
-        "labels": gamma / n, public. Above 1 the released mean is shrunk more than half
-        way to b by the noise, and a NoiseDominatesWarning says the predictions are
-        expected to be little better than b.
+        Noise standard deviation of a step over its sensitivity (every row alike).
     clip_norms_ : numpy.ndarray, shape=[k]
-        Per row: C_x of each row of the last ``predict``.
+        C_x of each row of the last ``predict``.
     """
 
-    _FITTED = ("n_features_in_", "method_", "bandwidth_", "regularization_", "budget_",
-               "events_", "noise_multiplier_", "labels_", "base_point_", "noise_ratio_",
-               "clip_norms_")
-    _MECHANISMS = {"labels": TangentLabelRelease}
-    _ROW_METHODS = ("rgd", "rsgd", "rsvrg")
+    _FITTED = ("n_features_in_", "budget_", "events_", "noise_multiplier_", "clip_norms_")
 
-    def __init__(self, space, bandwidth=None, regularization=None, epsilon=1.0,
-                 delta=1e-5, clip_norm=None, method="labels", base_point=None, n_iter=None,
-                 step_size=None, batch_size=None, inner_steps=None, init_point=None,
+    def __init__(self, space, bandwidth=1.0, regularization=1e-3, epsilon=1.0, delta=1e-5,
+                 clip_norm=None, method="rgd", n_iter=None, step_size=None,
+                 batch_size=None, inner_steps=None, init_point=None,
                  noise_method="transport", budget=None, random_state=None, secure=False,
                  verbose=False):
         self.space = space
@@ -285,7 +214,6 @@ class PrivateStructuredPrediction(PrivateEstimator):
         self.delta = delta
         self.clip_norm = clip_norm
         self.method = method
-        self.base_point = base_point
         self.n_iter = n_iter
         self.step_size = step_size
         self.batch_size = batch_size
@@ -299,7 +227,7 @@ class PrivateStructuredPrediction(PrivateEstimator):
         self._remember_budget()
 
     def fit(self, X, Y):
-        """Keep the training pairs; with "labels", release the targets once.
+        """Keep the training pairs; nothing is released or charged.
 
         Parameters
         ----------
@@ -312,66 +240,35 @@ class PrivateStructuredPrediction(PrivateEstimator):
         -------
         self
         """
-        budget = self._start_fit(self.epsilon, self.delta)
-        methods = (*self._MECHANISMS, *self._ROW_METHODS)
-        if self.method not in methods:
-            raise ValueError(f"method must be one of {methods}, got {self.method!r}")
-        if self.bandwidth is not None:
-            check_positive_finite(self.bandwidth, "bandwidth")
-        if self.regularization is not None:
-            check_positive_finite(self.regularization, "regularization")
+        for name in self._FITTED:
+            self.__dict__.pop(name, None)
+        check_positive_finite(self.bandwidth, "bandwidth")
+        check_positive_finite(self.regularization, "regularization")
         if self.clip_norm is not None:
             check_positive_finite(self.clip_norm, "clip_norm")
-        if self.method in self._ROW_METHODS:
-            self._row_estimator(1.0)._check_params()
+        self._row_estimator(1.0)._check_params()
         features = _check_features(X, "X")
         check_sample_count(len(features), "X")
-        targets = check_shape(self.space, Y, min_samples=1, name="Y")
+        targets = check_points(self.space, Y, ATOL, min_samples=1, name="Y")
         if len(targets) != len(features):
             raise ValueError(
                 f"Y must hold one target per row of X ({len(features)}), got {len(targets)}"
             )
-        bandwidth = self.bandwidth or median_bandwidth(features)
-        if self.method in self._ROW_METHODS:
-            check_values(self.space, targets, ATOL, "Y")
-            self._features, self._targets = features, targets
-            self._set(n_features_in_=features.shape[1], method_=self.method,
-                      bandwidth_=bandwidth,
-                      regularization_=self.regularization or ROW_REGULARIZATION)
-            return self
-        mechanism = self._MECHANISMS[self.method](self, len(targets))
-        fitted = run_release(mechanism, budget, targets, None, self.random_state,
-                             self.secure)
-        dim = int(self.space.dim)
-        regularization = self.regularization or max(
-            ROW_REGULARIZATION, 3 * dim * (mechanism.sigma / mechanism.clip_norm) ** 2)
-        self._features = features
-        self._coefficients, self._mean = kernel_ridge_coefficients(
-            features, to_numpy(fitted["labels_"]), bandwidth, regularization)
-        ratio = regularization / len(targets)
-        NoiseDominatesWarning.warn_if(ratio)
-        self._set(**fitted, budget_=budget, n_features_in_=features.shape[1],
-                  method_=self.method, bandwidth_=bandwidth, regularization_=regularization,
-                  noise_ratio_=ratio)
+        self._features, self._targets = features, targets
+        self.n_features_in_ = features.shape[1]
         return self
-
-    def _set(self, **fitted):
-        for name, value in fitted.items():
-            setattr(self, name, value)
 
     def weights(self, X):
         """The normalised public weights a(x) of each row of X, shape=[k, n_samples]."""
         self._check_fitted()
         features = _check_features(X, "X", self.n_features_in_)
-        return normalized_weights(kernel_weights(self._features, features, self.bandwidth_,
-                                                 self.regularization_))
+        return normalized_weights(kernel_weights(self._features, features, self.bandwidth,
+                                                 self.regularization))
 
     def predict(self, X):
-        """Predict one point per row of X.
+        """Release one private prediction per row of X, each charged to the budget.
 
-        "labels": post-processing of the released coordinates, nothing charged. Per row:
-        one private release per row, the whole call checked against the budget before any
-        prediction is computed.
+        The whole call is checked against the budget before any prediction is computed.
 
         Parameters
         ----------
@@ -382,21 +279,7 @@ class PrivateStructuredPrediction(PrivateEstimator):
         -------
         predictions : array-like, shape=[k, *space.shape]
         """
-        self._check_fitted()
-        features = _check_features(X, "X", self.n_features_in_)
-        if not len(features):
-            return to_backend(np.zeros((0,) + tuple(self.space.shape)))
-        if self.method_ in self._ROW_METHODS:
-            return self._predict_rows(features)
-        tangent = self._mean + rbf_kernel(features, self._features,
-                                          self.bandwidth_) @ self._coefficients
-        tangent = to_backend(tangent.reshape((len(features),) + tuple(self.space.shape)))
-        return self.space.metric.exp(tangent, self.base_point_)
-
-    def _predict_rows(self, features):
-        """One PrivateERM release per row of ``features`` (per-row methods)."""
-        weights = normalized_weights(kernel_weights(self._features, features,
-                                                    self.bandwidth_, self.regularization_))
+        weights = self.weights(X)
         n_rows, n_samples = weights.shape
         scales = n_samples * np.abs(weights).max(axis=1)
         clip_norms = None if self.clip_norm is None else scales * self.clip_norm
@@ -406,7 +289,7 @@ class PrivateStructuredPrediction(PrivateEstimator):
             self.budget or self.__dict__.get("_creation_budget"),
             n_rows * self.epsilon, min(n_rows * self.delta, 0.5),
         )
-        row_events = _row_events(self._row_estimator(1.0), n_samples)
+        row_events = _row_events(rows[0], n_samples)
         budget.check(*(row_events * n_rows))
         if self.step_size is None and self.method == "rgd" and self.clip_norm is not None:
             for estimator, scale in zip(rows, scales):
@@ -420,7 +303,7 @@ class PrivateStructuredPrediction(PrivateEstimator):
             predictions.append(estimator.estimate_)
             events += estimator.events_
         self.budget_, self.events_ = budget, events
-        self.noise_multiplier_ = row_events[0].noise_multiplier
+        self.noise_multiplier_ = rows[0].noise_multiplier_
         self.clip_norms_ = np.array([row.clip_norm_ for row in rows])
         return gs.stack(predictions)
 
@@ -436,10 +319,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
         )
 
     def _check_fitted(self):
-        if not hasattr(self, "method_"):
-            raise NotFittedError(
-                "this PrivateStructuredPrediction is not fitted; call fit(X, Y)"
-            )
+        if not hasattr(self, "n_features_in_"):
+            raise ValueError("this PrivateStructuredPrediction is not fitted; call fit(X, Y)")
 
 
 def _check_features(X, name, n_features=None):
