@@ -45,11 +45,7 @@ class GradientRelease(ReleaseMechanism):
         return self.early_events + self.plan.events
 
     def release(self, data, weights, rng):
-        from geomstats_dp.learning.erm import (
-            _gradient_norms,
-            _infer_clip_norm,
-            _probe_loss,
-        )
+        from geomstats_dp.learning.erm import _gradient_norms, _infer_clip_norm, _probe_loss
 
         est = self.estimator
         n_iter, batch_size, inner_steps, output = self.settings
