@@ -18,7 +18,8 @@ exactly to (epsilon, delta) with the library's accountant (``calibrate_gaussian`
 ``analyze_gauss`` (Dwork, Talwar, Thakurta & Zhang 2014) releases the covariance plus a
 symmetric Gaussian matrix (sensitivity sqrt(2) B^2 / n), top-k eigenvectors;
 ``noisy_power`` (Hardt & Price 2014) runs ``NPM_STEPS`` iterations W <- qr(C W + G)
-from the public start, each query C W of sensitivity sqrt(2) B^2 / n;
+from the public start, each query C W of sensitivity sqrt(min(k, 2)) B^2 / n (D = z z^T -
+z' z'^T has |D|_2 <= B^2, since x^T D x = (z . x)^2 - (z' . x)^2, and |D|_F <= sqrt(2) B^2);
 ``dp_rgd`` (k = 1 only: the Stiefel runs take minutes) is ``PrivatePCA(method="rgd")``;
 ``non_private`` the exact top-k eigenvectors. Error: 1 - (variance of the centred data
 captured by the released subspace) / (sum of the top-k eigenvalues of its covariance).
@@ -99,7 +100,7 @@ def noisy_power(X, k, bound, epsilon, rng):
     rows = _private_centred(_bounded(X, bound), bound, epsilon, rng)
     n, p = rows.shape
     z = calibrate_gaussian(share_epsilon(epsilon, DELTA, 1 - MEAN_SHARE), DELTA, NPM_STEPS)
-    sigma = z * np.sqrt(2) * bound**2 / n
+    sigma = z * np.sqrt(min(k, 2)) * bound**2 / n
     W = start_basis(p, k).reshape(p, k)
     for _ in range(NPM_STEPS):
         W = np.linalg.qr(rows.T @ (rows @ W) / n + sigma * rng.standard_normal((p, k)))[0]
