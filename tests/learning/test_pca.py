@@ -10,15 +10,15 @@ from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.stiefel import Stiefel
 from scipy import stats
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import NoiseDominatesWarning, PrivatePCA, _pca_rows
-from geomstats_dp.learning.mechanisms import analyze_gauss
 from geomstats_dp.learning import pca as pca_module
+from geomstats_dp.learning.mechanisms import analyze_gauss
 from geomstats_dp.learning.pca import PCALoss, explained_variance_ratio
 from geomstats_dp.optim import riemannian_gradient
-from geomstats_dp.privacy import GaussianEvent, PrivacyBudget
+from geomstats_dp.privacy import BudgetExceededError, GaussianEvent, PrivacyBudget
 from tests.optim.spies import TangentGaussianSpy
 
 HUGE_EPSILON = 1e6
@@ -227,6 +227,7 @@ def test_more_privacy_budget_gives_better_components():
     assert cosines[2] > 0.99
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_noise_ratio_warns_when_the_noise_dominates():
     X = _unit_cube(200)
     for method in ("rgd", "analyze_gauss"):
@@ -234,6 +235,20 @@ def test_noise_ratio_warns_when_the_noise_dominates():
             pca = PrivatePCA(1, epsilon=0.05, data_norm=math.sqrt(10), centered=False,
                              method=method, random_state=0).fit(X)
         assert pca.noise_ratio_ > 1
+
+
+def test_a_default_that_cannot_converge_says_so_before_reading_data():
+    """With n epsilon tiny the default DP-RGD schedule cannot contract, whatever the data:
+    the warning comes from public quantities (the budget refuses before any data)."""
+    X = _unit_cube(60)
+    with (pytest.warns(ConvergenceWarning, match="cannot converge"),
+          pytest.raises(BudgetExceededError)):
+        PrivatePCA(1, epsilon=0.05, data_norm=math.sqrt(10), method="rgd",
+                   budget=PrivacyBudget(0.01, 1e-5)).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        PrivatePCA(1, epsilon=HUGE_EPSILON, data_norm=math.sqrt(10), method="rgd",
+                   random_state=0).fit(X)
 
 
 @pytest.mark.parametrize("method", ["auto", "rgd", "analyze_gauss"])

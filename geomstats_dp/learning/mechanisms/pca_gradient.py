@@ -24,12 +24,16 @@ LABEL = "variances"
 
 
 class PCAGradientRelease(GradientRelease):
-    """``GradientRelease`` on PCA's loss plus the released ``explained_variance_``."""
+    """``GradientRelease`` on PCA's loss plus the released ``explained_variance_``.
+
+    Warns (public quantities only) when the default schedule cannot converge
+    (``PrivatePCA._warn_if_cannot_converge``)."""
 
     def __init__(self, estimator, n_samples, weights=None):
         super().__init__(estimator, n_samples, weights)
         self.variance_event = estimator._release_event(
             LABEL, second_moment_sensitivity(estimator._data_norm, n_samples))
+        estimator._warn_if_cannot_converge(self.settings[0], self.plan.strategy.noise_stds)
 
     def events(self):
         return super().events() + (self.variance_event,)
