@@ -262,7 +262,9 @@ def test_neighbours_share_every_public_attribute(method):
             warnings.simplefilter("always")
             fits.append(PrivatePCA(2, epsilon=1.0, data_norm=1.0, centered=False,
                                    method=method, random_state=3).fit(data))
-        fits[-1].caught = sorted(str(w.category) for w in caught)
+        # NoiseDominatesWarning is computed from the release (post-processing)
+        fits[-1].caught = sorted(str(w.category) for w in caught
+                                 if w.category is not NoiseDominatesWarning)
     for name in PUBLIC:
         assert getattr(fits[0], name) == getattr(fits[1], name), name
     assert fits[0].caught == fits[1].caught
