@@ -33,7 +33,6 @@ from geomstats_dp._validation import (
     check_positive_int,
     check_probability,
 )
-from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._data import check_array, check_sample_count
 from geomstats_dp.learning._diagnostics import noise_ratio, user_stacklevel
 from geomstats_dp.learning._pca_rows import bounded_rows, noisy_mean
@@ -137,7 +136,7 @@ class PrivatePCA(TransformerMixin, PrivateERM):
       symmetric Gaussian matrix (sensitivity sqrt(2) B^2 / n for its upper triangle),
       top-k eigenvectors (Dwork, Talwar, Thakurta & Zhang 2014;
       ``mechanisms.analyze_gauss``);
-    - ``method="rgd"`` (also "rsgd", "rsvrg"): a private trace (1/n) sum |z|^2
+    - ``method="rgd"``: a private trace (1/n) sum |z|^2
       (sensitivity B^2 / n, share ``SCALE_SHARE``) that scales the steps, DP Riemannian
       gradient descent of f(W; z) = -|W^T z|^2 on the sphere (k = 1) or the Stiefel
       manifold (gradients of norm <= B^2: the module docstring; sensitivity 2 B^2 / n
@@ -160,10 +159,9 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         or uncentred PCA). False: a private mean is subtracted first (scikit-learn's PCA).
     mean_budget_fraction : float
         With ``centered=False``, the share of mu^2 spent on the mean, in (0, 1).
-    method : {"auto", "analyze_gauss", "rgd", "rsgd", "rsvrg"}
-    n_iter, step_size, batch_size, inner_steps, sampling, dataset_size, output,
-    noise_method, budget, random_state, secure, verbose
-        As in ``PrivateERM`` (gradient methods). Default DP-RGD steps a / T with T the
+    method : {"auto", "analyze_gauss", "rgd"}
+    n_iter, step_size, output, noise_method, budget, random_state, secure, verbose
+        As in ``PrivateERM`` (DP-RGD). Default DP-RGD steps a / T with T the
         private trace and a <= 1/2 shrunk by the noise (``_default_step_size``):
         scale-free, whatever the looseness of B; 6x the Frechet mean's number of steps
         (``PCA_ITER_FACTOR``).
@@ -196,16 +194,13 @@ class PrivatePCA(TransformerMixin, PrivateERM):
     """
 
     _MECHANISMS = {"auto": None, "analyze_gauss": AnalyzeGaussRelease,
-                   "rgd": PCAGradientRelease, "rsgd": PCAGradientRelease,
-                   "rsvrg": PCAGradientRelease}  # "auto": resolved by _choose_method
+                   "rgd": PCAGradientRelease}  # "auto": resolved by _choose_method
     _FITTED = PCA_FITTED
 
     def __init__(self, n_components=1, epsilon=1.0, delta=1e-5, data_norm=None,
                  centered=True, mean_budget_fraction=0.1, method="auto", n_iter=None,
-                 step_size=None, batch_size=None, inner_steps=None,
-                 sampling="without_replacement", dataset_size=None, output=None,
-                 noise_method="transport", budget=None, random_state=None, secure=False,
-                 verbose=False):
+                 step_size=None, output=None, noise_method="transport", budget=None,
+                 random_state=None, secure=False, verbose=False):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -215,10 +210,6 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         self.method = method
         self.n_iter = n_iter
         self.step_size = step_size
-        self.batch_size = batch_size
-        self.inner_steps = inner_steps
-        self.sampling = sampling
-        self.dataset_size = dataset_size
         self.output = output
         self.noise_method = noise_method
         self.budget = budget
@@ -240,6 +231,10 @@ class PrivatePCA(TransformerMixin, PrivateERM):
 
     clip_norm_single = None
     clip_quantile = clip_budget_fraction = None
+    # full-batch DP-RGD only: the budget shares compose exactly under Gaussian DP, which
+    # subsampled DP-RSGD / DP-RSVRG accounting does not (it overshot epsilon by 0.5-1.3%)
+    batch_size = inner_steps = dataset_size = None
+    sampling = "without_replacement"
     gradient = None
     gradient_kind = "riemannian"
 
@@ -400,19 +395,14 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         return PCALoss(self.space, self._data_norm)
 
     def _default_step_size(self, inner_steps, clip_norm, noise_stds):
-        """Steps scaled by 1 / T, T the private trace (the loss's Hessian has norm
-        <= 2 lambda_1 <= 2 T), whatever the looseness of B.
-
-        DP-RGD: a s^2 / T with a = ``RGD_MAX_STEP`` (larger steps left the Stiefel
+        """DP-RGD steps a s^2 / T, scaled by 1 / T (T the private trace: the loss's
+        Hessian has norm <= 2 lambda_1 <= 2 T) whatever the looseness of B, with a = ``RGD_MAX_STEP`` (larger steps left the Stiefel
         manifold in geomstats' exponential map) and s = T / sqrt(T^2 + d sigma^2) the
         noise-aware shrink measured against T (squared, as DP-RSGD's offset 1 / s^2).
         On 32,000 16 x 16 image patches at epsilon = 0.1, k = 1, 2 seeds, the share of
         the top variance captured: a s^2 / T 0.92 (centred: 0.80), a s / T 0.88, the
         former 0.75 s / B^2 0.95 (centred: 0.18), a bias-noise balance 0.41.
-        rsgd and rsvrg: PrivateERM's schedules with T in place of the clip norm."""
-        if self._method != "rgd":
-            return _defaults.default_step_size(self._method, inner_steps, self._trace,
-                                               noise_stds, int(self.space.dim), self._trace)
+        """
         noise = int(self.space.dim) * sum(std**2 for std in noise_stds)
         shrink2 = self._trace**2 / (self._trace**2 + noise)
         return ConstantStep(RGD_MAX_STEP * shrink2 / self._trace)
@@ -424,7 +414,7 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         exp(-n_iter a s^2); s = T / sqrt(T^2 + d sigma^2) grows with T <= B^2, so its
         value at T = B^2 bounds the contraction from public quantities only.
         """
-        if self.step_size is not None or self._method != "rgd":
+        if self.step_size is not None:
             return
         scale = self._data_norm**4
         shrink2 = scale / (scale + int(self.space.dim) * sum(s**2 for s in noise_stds))

@@ -339,3 +339,10 @@ def test_sklearn_conventions():
     params = pca.get_params()
     assert params["n_components"] == 2 and params["method"] == "auto"
     assert clone(pca).get_params() == params
+
+
+@pytest.mark.parametrize("method", ["rsgd", "rsvrg"])
+def test_subsampled_methods_are_not_offered(method):
+    """Their accounting does not split the Gaussian-DP budget exactly: refused."""
+    with pytest.raises(ValueError, match="method must be one of"):
+        PrivatePCA(data_norm=1.0, method=method).fit(np.ones((5, 3)))
