@@ -36,6 +36,16 @@ def noisy_mean(rows, noise_std, rng):
     return rows.mean(axis=0) + noise_std * np.asarray(rng.standard_normal(rows.shape[1]))
 
 
+def noisy_trace(rows, noise_std, rng):
+    """(1/n) sum |z|^2 plus N(0, noise_std^2): sensitivity B^2 / n (|z|^2 in [0, B^2]).
+
+    Returns
+    -------
+    trace : float
+    """
+    return float(np.sum(rows**2) / len(rows) + noise_std * rng.standard_normal())
+
+
 def noisy_second_moment(rows, noise_std, rng):
     """(1/n) sum z z^T plus a symmetric Gaussian matrix (iid upper triangle, mirrored).
 

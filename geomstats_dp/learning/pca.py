@@ -35,7 +35,7 @@ from geomstats_dp._validation import (
 )
 from geomstats_dp.learning._data import check_array, check_sample_count
 from geomstats_dp.learning._diagnostics import noise_ratio, user_stacklevel
-from geomstats_dp.learning._pca_rows import bounded_rows, noisy_mean
+from geomstats_dp.learning._pca_rows import bounded_rows, noisy_mean, noisy_trace
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
 from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
 from geomstats_dp.learning.mechanisms.pca_gradient import LABEL as VARIANCE_LABEL
@@ -385,10 +385,10 @@ class PrivatePCA(TransformerMixin, PrivateERM):
     def _prepare(self, data, rng):
         rows, mean = self._private_rows(to_numpy(data), rng)
         scale_event = self._preliminary_events(len(rows))[-1]
-        trace = np.sum(rows**2) / len(rows) + scale_event.noise_std * rng.standard_normal()
+        trace = noisy_trace(rows, scale_event.noise_std, rng)
         # the steps' scale, floored at twice its noise; the noise ratio's, a lower bound
-        self._trace = max(float(trace), 2 * scale_event.noise_std)
-        self._trace_lower = float(trace) - 2 * scale_event.noise_std
+        self._trace = max(trace, 2 * scale_event.noise_std)
+        self._trace_lower = trace - 2 * scale_event.noise_std
         return to_backend(rows), {"mean_": mean}
 
     def _make_loss(self):

@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import NoiseDominatesWarning, PrivatePCA, _pca_rows
 from geomstats_dp.learning import pca as pca_module
-from geomstats_dp.learning.mechanisms import analyze_gauss
+from geomstats_dp.learning.mechanisms import analyze_gauss, pca_gradient
 from geomstats_dp.learning.pca import PCALoss, explained_variance_ratio
 from geomstats_dp.optim import riemannian_gradient
 from geomstats_dp.privacy import BudgetExceededError, GaussianEvent, PrivacyBudget
@@ -346,3 +346,55 @@ def test_subsampled_methods_are_not_offered(method):
     """Their accounting does not split the Gaussian-DP budget exactly: refused."""
     with pytest.raises(ValueError, match="method must be one of"):
         PrivatePCA(data_norm=1.0, method=method).fit(np.ones((5, 3)))
+
+
+@pytest.mark.backend_independent
+@pytest.mark.parametrize("release", ["noisy_mean", "noisy_trace", "noisy_second_moment",
+                                     "noisy_projected_moments"])
+def test_each_release_adds_the_noise_it_is_given(release):
+    """Every coordinate of each Gaussian release: mean 0, standard deviation the given
+    one (5 standard errors on at least 2,000 draws: a half noise fails)."""
+    rng = np.random.default_rng(10)
+    rows = rng.uniform(0, 1, (50, 4))
+    basis = np.linalg.qr(rng.standard_normal((4, 2)))[0]
+    function = getattr(_pca_rows, release)
+    args = (basis,) if release == "noisy_projected_moments" else ()
+
+    def flat(std):
+        value = function(rows, *args, std, rng)
+        if release == "noisy_projected_moments":
+            return np.append(_upper(value[0]), value[1])
+        return _upper(value) if release == "noisy_second_moment" else np.ravel(value)
+
+    exact, std = flat(0.0), 0.3
+    noise = np.concatenate([flat(std) - exact for _ in range(2000 // exact.size + 1)])
+    assert abs(np.std(noise) / std - 1) < 5 / math.sqrt(2 * noise.size)
+    assert abs(np.mean(noise)) < 5 * std / math.sqrt(noise.size)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_rgd_small_releases_are_given_their_calibrated_noise(monkeypatch):
+    """DP-RGD's trace (sensitivity B^2 / n) and projected moments (sqrt(2) B^2 / n) get
+    the noise of their events, whose multipliers are their shares of mu^2."""
+    given = {}
+    for module, name in ((pca_module, "noisy_trace"),
+                         (pca_gradient, "noisy_projected_moments")):
+        original = getattr(module, name)
+
+        def spy(*args, _original=original, _name=name):
+            given[_name] = args[-2]
+            return _original(*args)
+
+        monkeypatch.setattr(module, name, spy)
+    n, p, bound, epsilon, delta = 200, 5, 2.0, 1.0, 1e-5
+    X = np.random.default_rng(9).uniform(0.5, 0.9, (n, p))
+    pca = _quiet_fit(PrivatePCA(2, epsilon=epsilon, delta=delta, data_norm=bound,
+                                method="rgd", n_iter=2, random_state=0), X)
+    trace_event, _, variance_event = pca.events_
+    assert trace_event.sensitivity == pytest.approx(bound**2 / n)
+    assert variance_event.sensitivity == pytest.approx(math.sqrt(2) * bound**2 / n)
+    assert given == {"noisy_trace": trace_event.noise_std,
+                     "noisy_projected_moments": variance_event.noise_std}
+    for event, share in ((trace_event, 0.02), (variance_event, 0.03)):
+        mu = 1 / event.noise_multiplier / math.sqrt(share)
+        assert _gdp_delta(epsilon, 1 / mu) == pytest.approx(delta, rel=1e-4)
