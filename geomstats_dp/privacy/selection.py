@@ -82,12 +82,13 @@ def sample_runs(mean, shape, rng):
         >= 1 (>= 0 for Poisson).
     """
     uniform = float(rng.random())
-    gamma = 1.0 if shape == math.inf else law_gamma(mean, shape)
-    if gamma == 1:
-        return 1
+    gamma = None
     if shape == math.inf:
         k, probability = 0, math.exp(-mean)
     else:
+        gamma = law_gamma(mean, shape)
+        if gamma == 1:
+            return 1
         log_inverse = -math.log(gamma)
         first = 1 / log_inverse if shape == 0 else shape / math.expm1(shape * log_inverse)
         k, probability = 1, (1 - gamma) * first
