@@ -7,13 +7,13 @@ practice; a bisection on log(epsilon) returns a point where it is within the tar
 
 import math
 
-_LOW_FACTOR = 1e-4  # the bracket is [1e-4, 2] times the target
+_LOW_FACTOR = 1e-2  # the bracket is [0.01, 2] times the target
 _HIGH_FACTOR = 2.0
 _ITERATIONS = 30
 
 
 def largest_epsilon(cost, target, name="epsilon"):
-    """Largest e in [1e-4 target, 2 target] with ``cost(e) <= target``, by bisection.
+    """Largest e in [0.01 target, 2 target] with ``cost(e) <= target``, by bisection.
 
     Parameters
     ----------
@@ -32,7 +32,7 @@ def largest_epsilon(cost, target, name="epsilon"):
     Raises
     ------
     ValueError
-        If even 1e-4 target costs more than the target.
+        If even 0.01 target costs more than the target.
     """
     low, high = _LOW_FACTOR * target, _HIGH_FACTOR * target
     if cost(high) <= target:
