@@ -5,7 +5,7 @@ number of private runs (Papernot & Steinke 2022), accounted as one ``SelectionEv
 ``private_score`` releases a clipped, noised validation loss of any fitted estimator.
 """
 
-from geomstats_dp.model_selection.record_losses import record_losses
+from geomstats_dp.model_selection.validation_losses import record_losses
 from geomstats_dp.model_selection.scores import private_score
 from geomstats_dp.model_selection.search import (
     PrivateGridSearchCV,

@@ -21,7 +21,7 @@ from geomstats_dp._validation import check_positive_finite, check_probability
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.model_selection.calibration import largest_epsilon
 from geomstats_dp.model_selection.planning import planned_events
-from geomstats_dp.model_selection.record_losses import record_losses
+from geomstats_dp.model_selection.validation_losses import record_losses
 from geomstats_dp.model_selection.scores import clipped_mean, score_mechanism
 from geomstats_dp.privacy import PrivacyBudget, PrivacyLeakWarning, SelectionEvent, compose
 from geomstats_dp.privacy.renyi import ledger_rdp
@@ -221,7 +221,9 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
     def _select(self, candidates, splits, mechanism, selection, epsilon, rng):
         """Run K times; return (candidate index, fitted estimator, score) of the best run.
 
-        (0, None, nan) when K = 0 (Poisson law): the first candidate, a public fallback.
+        A run whose iterate fails numerically (LinAlgError, a function of its noisy
+        iterates) scores -inf. (0, None, nan) when no run succeeds (K = 0 under the Poisson
+        law): the first candidate, a public fallback.
         """
         best = (0, None, -math.inf)
         with warnings.catch_warnings(record=True) as caught:
@@ -231,7 +233,10 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                 ledger = PrivacyBudget(sys.float_info.max, self.delta)
                 estimator = self._candidate(candidates[index], epsilon, ledger,
                                             int(rng.integers(2**31 - 1)))
-                losses = splits.run(estimator)
+                try:
+                    losses = splits.run(estimator)
+                except np.linalg.LinAlgError:  # the run's iterate failed: the worst score
+                    continue
                 if not _same_cost(ledger.events, selection.candidates[index]):
                     raise RuntimeError(
                         f"candidate {index} charged other events than it planned; its "
