@@ -66,9 +66,11 @@ def run_epsilon(space, points, mean, epsilon, grid, n_seeds):
     rows = []
 
     def row(method, seed, estimator, **extra):
+        nan = float("nan")
         rows.append({"epsilon": epsilon, "method": method, "seed": seed,
                      "clip_norm": estimator.clip_norm, "step_size": estimator.step_size,
-                     "distance": _distance(space, estimator, mean), **extra})
+                     "distance": _distance(space, estimator, mean), "run_epsilon": nan,
+                     "refit_epsilon": nan, "spent_epsilon": nan, **extra})
 
     for seed in range(n_seeds):
         for params in _candidates(grid):
