@@ -128,7 +128,7 @@ def plot(rows, start_distance, path):
     epsilons = sorted(table)
     figure, axis = plt.subplots(figsize=(5.5, 4))
     for method in ("hand-tuned", "default", "auto", "search"):
-        style = dict(color="black", linewidth=2.5) if method == "search" else {}
+        style = {"color": "black", "linewidth": 2.5} if method == "search" else {}
         axis.plot(epsilons, [table[e][method] for e in epsilons], marker="o", label=method,
                   **style)
     axis.axhline(start_distance, color="grey", linestyle=":", label="start (reads no data)")

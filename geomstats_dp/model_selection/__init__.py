@@ -5,12 +5,12 @@ number of private runs (Papernot & Steinke 2022), accounted as one ``SelectionEv
 ``private_score`` releases a clipped, noised validation loss of any fitted estimator.
 """
 
-from geomstats_dp.model_selection.validation_losses import record_losses
 from geomstats_dp.model_selection.scores import private_score
 from geomstats_dp.model_selection.search import (
     PrivateGridSearchCV,
     PrivateRandomizedSearchCV,
 )
+from geomstats_dp.model_selection.validation_losses import record_losses
 
 __all__ = ["PrivateGridSearchCV", "PrivateRandomizedSearchCV", "private_score",
            "record_losses"]

@@ -21,9 +21,14 @@ from geomstats_dp._validation import check_positive_finite, check_probability
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.model_selection.calibration import largest_epsilon
 from geomstats_dp.model_selection.planning import planned_events
-from geomstats_dp.model_selection.validation_losses import record_losses
 from geomstats_dp.model_selection.scores import clipped_mean, score_mechanism
-from geomstats_dp.privacy import PrivacyBudget, PrivacyLeakWarning, SelectionEvent, compose
+from geomstats_dp.model_selection.validation_losses import record_losses
+from geomstats_dp.privacy import (
+    PrivacyBudget,
+    PrivacyLeakWarning,
+    SelectionEvent,
+    compose,
+)
 from geomstats_dp.privacy.renyi import ledger_rdp
 from geomstats_dp.privacy.selection import sample_runs
 
@@ -130,7 +135,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         Parameters
         ----------
         X : array-like, shape=[n_samples, ...]
-            The records (n_samples public, >= 4).
+            The records (n_samples public; the training part needs >= 2).
         y : array-like, shape=[n_samples, ...], optional
             Targets, for estimators fitted on (X, y).
 
@@ -251,9 +256,10 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
 
     def _set_fitted(self, candidates, best, selection, run_epsilon, budget):
         index, estimator, score = best
-        if estimator is not None:
+        if estimator is not None:  # the user's settings; its release is in the selection
             estimator.set_params(random_state=self.estimator.random_state,
                                  budget=self.estimator.budget)
+            estimator.budget_ = budget
         released = np.full(len(candidates), np.nan)
         released[index] = score
         self.best_index_ = index

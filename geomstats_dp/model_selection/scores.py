@@ -18,7 +18,12 @@ import numpy as np
 from geomstats_dp._backend import get_rng
 from geomstats_dp._validation import check_positive_finite, check_probability
 from geomstats_dp.model_selection.validation_losses import record_losses
-from geomstats_dp.privacy import GaussianEvent, PureEvent, calibrate_gaussian, resolve_budget
+from geomstats_dp.privacy import (
+    GaussianEvent,
+    PureEvent,
+    calibrate_gaussian,
+    resolve_budget,
+)
 
 
 class LaplaceScore:

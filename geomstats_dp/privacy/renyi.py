@@ -113,7 +113,8 @@ def event_rdp(event, indices=_ALL):
     ``selection.selection_event_rdp`` (Papernot & Steinke 2022).
     """
     if isinstance(event, SelectionEvent):
-        from geomstats_dp.privacy.selection import selection_event_rdp  # imports this module
+        # imported here: the selection module imports this one
+        from geomstats_dp.privacy.selection import selection_event_rdp
 
         return selection_event_rdp(event)[indices]
     if not isinstance(event, GaussianEvent):
