@@ -9,10 +9,11 @@ matrices, affine-invariant metric, DP-RGD, delta = 1e-5), at the same total epsi
   choice in hindsight, which reads the data and is not private;
 * "default": a public guess, C = 1 with the estimator's default step;
 * "auto": ``clip_norm="auto"`` (a private median of the distances to the start);
-* "search": ``PrivateGridSearchCV`` over the same grid, one SelectionEvent (logarithmic law,
-  E[K] = the number of candidates) on a 75% / 25% split, refit on all data with what is
-  left (``refit_fraction`` = 0.5), score: the clipped mean of d^2 / 2 with B = 8 (a public
-  bound: d <= 4).
+* "search": ``PrivateGridSearchCV`` over the same grid, one SelectionEvent on a 75% / 25%
+  split, refit on all data with what is left (``refit_fraction`` = 0.5), score: the clipped
+  mean of d^2 / 2 with B = 8 (a public bound: d <= 4); with its default law of the number
+  of runs K (logarithmic, E[K] = m, the number of candidates), and with a geometric or a
+  Poisson law of mean 2m (more runs, each at a smaller epsilon).
 
 The number is the affine-invariant distance of the release to the exact Frechet mean.
 Results: ``results/private_search.csv`` (one row per fit) and ``results/private_search.png``.
@@ -34,7 +35,12 @@ from geomstats_dp.privacy import PrivacyBudget
 
 DELTA = 1e-5
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
-GRID = {"clip_norm": [0.5, 1.0, 2.0, 4.0, 8.0], "step_size": [None, 0.5]}
+GRID = {"clip_norm": [0.5, 1.0, 2.0, 4.0, 8.0], "step_size": [None, 0.1]}
+SEARCHES = {  # method -> (law of K, E[K] in multiples of the number of candidates)
+    "search": ("logarithmic", 1), "search, geometric 2m": ("geometric", 2),
+    "search, poisson 2m": ("poisson", 2),
+}
+METHODS = ("hand-tuned", "default", "auto", *SEARCHES)
 LOSS_BOUND = 8.0
 N_SEEDS = 3
 
@@ -81,16 +87,18 @@ def run_epsilon(space, points, mean, epsilon, grid, n_seeds):
             estimator = PrivateFrechetMean(space, epsilon=epsilon, delta=DELTA,
                                            clip_norm=clip_norm, random_state=seed)
             row(method, seed, _fit(estimator, points))
-        budget = PrivacyBudget(epsilon, DELTA)
-        search = PrivateGridSearchCV(
-            PrivateFrechetMean(space), grid, epsilon=epsilon, delta=DELTA,
-            loss_bound=LOSS_BOUND, budget=budget, random_state=seed,
-        )
-        _fit(search, points)
-        chosen = search.__dict__.get("best_estimator_")
-        if chosen is not None:
-            row("search", seed, chosen, run_epsilon=search.run_epsilon_,
-                refit_epsilon=search.refit_epsilon_, spent_epsilon=budget.spent_epsilon)
+        for method, (law, factor) in SEARCHES.items():
+            budget = PrivacyBudget(epsilon, DELTA)
+            search = PrivateGridSearchCV(
+                PrivateFrechetMean(space), grid, epsilon=epsilon, delta=DELTA,
+                loss_bound=LOSS_BOUND, runs=law,
+                mean_runs=factor * len(_candidates(grid)), budget=budget, random_state=seed,
+            )
+            _fit(search, points)
+            chosen = search.__dict__.get("best_estimator_")
+            if chosen is not None:
+                row(method, seed, chosen, run_epsilon=search.run_epsilon_,
+                    refit_epsilon=search.refit_epsilon_, spent_epsilon=budget.spent_epsilon)
     hand = _hand_tuned(rows)
     for r in rows:
         r["hand_tuned"] = (r["method"] == "candidate" and r["clip_norm"] == hand[0]
@@ -115,7 +123,7 @@ def summary(rows):
         table[epsilon] = {
             "hand-tuned": np.nanmean([r["distance"] for r in subset if r["hand_tuned"]]),
             **{method: np.nanmean([r["distance"] for r in subset if r["method"] == method])
-               for method in ("default", "auto", "search")},
+               for method in METHODS[1:]},
         }
     return table
 
@@ -127,7 +135,7 @@ def plot(rows, start_distance, path):
     table = summary(rows)
     epsilons = sorted(table)
     figure, axis = plt.subplots(figsize=(5.5, 4))
-    for method in ("hand-tuned", "default", "auto", "search"):
+    for method in METHODS:
         style = {"color": "black", "linewidth": 2.5} if method == "search" else {}
         axis.plot(epsilons, [table[e][method] for e in epsilons], marker="o", label=method,
                   **style)

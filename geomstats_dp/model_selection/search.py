@@ -16,12 +16,27 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 
 from geomstats_dp.model_selection._search import BasePrivateSearchCV
 
-_PARAMETERS_DOC = """
+
+class PrivateGridSearchCV(BasePrivateSearchCV):
+    """Choose a candidate of a parameter grid privately.
+
+    Privacy. Adjacency: replace-one over the whole dataset (n public). Each run fits a
+    uniformly random candidate on the training part (its own mechanism, sensitivity and
+    accountant) and releases its score on the validation part: the clipped mean loss,
+    sensitivity ``loss_bound`` / n_validation, Laplace or Gaussian noise (``scores``). The
+    best of K runs (K random, never published) is one ``SelectionEvent``, accounted by
+    Papernot & Steinke (2022) on the runs' RDP curves; the refit is charged as its own
+    events. Details in the module notes.
+
+    Parameters
+    ----------
     estimator : estimator of geomstats_dp
         PrivateFrechetMean, PrivateERM, PrivatePCA, PrivateMatrixCompletion or
         PrivateStructuredPrediction (any estimator with ``epsilon``, ``delta``, ``budget``
         and ``random_state`` parameters that checks its whole release before reading
         data). It is cloned; its own epsilon and delta are replaced by the search's.
+    param_grid : dict or list of dict
+        As scikit-learn's ``ParameterGrid``; public.
     epsilon : float
         What the search and the refit cost together, > 0.
     delta : float
@@ -50,9 +65,7 @@ _PARAMETERS_DOC = """
         (epsilon, delta) recorded in the default ledger.
     random_state : None, int or numpy.random.Generator
         Draws the split, the candidates of the runs, K, the runs' noise.
-"""
 
-_ATTRIBUTES_DOC = """
     Attributes
     ----------
     best_index_ : int
@@ -74,19 +87,6 @@ _ATTRIBUTES_DOC = """
         The SelectionEvent, then the refit's events.
     budget_ : PrivacyBudget
     n_candidates_ : int
-"""
-
-
-class PrivateGridSearchCV(BasePrivateSearchCV):
-    __doc__ = f"""Choose a candidate of a parameter grid privately (module notes).
-
-    Parameters
-    ----------
-    estimator : estimator of geomstats_dp
-    param_grid : dict or list of dict
-        As scikit-learn's ``ParameterGrid``; public.
-    {_PARAMETERS_DOC.strip()}
-    {_ATTRIBUTES_DOC.strip()}
     """
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=1e-5, loss_bound=None,
@@ -106,7 +106,7 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
 
 
 class PrivateRandomizedSearchCV(BasePrivateSearchCV):
-    __doc__ = f"""Choose privately among ``n_iter`` candidates drawn from distributions.
+    """Choose privately among ``n_iter`` candidates drawn from distributions.
 
     The candidates are drawn first, from ``random_state`` alone (public), then searched
     as a grid (module notes).
@@ -118,8 +118,15 @@ class PrivateRandomizedSearchCV(BasePrivateSearchCV):
         As scikit-learn's ``ParameterSampler``: lists or scipy.stats distributions.
     n_iter : int
         Number of candidates drawn.
-    {_PARAMETERS_DOC.strip()}
-    {_ATTRIBUTES_DOC.strip()}
+    epsilon, delta, loss_bound, runs, mean_runs, validation_fraction, refit,
+    refit_fraction, score_method, budget, random_state
+        As in ``PrivateGridSearchCV``.
+
+    Attributes
+    ----------
+    best_index_, best_params_, best_score_, best_estimator_, cv_results_, run_epsilon_,
+    refit_epsilon_, events_, budget_, n_candidates_
+        As in ``PrivateGridSearchCV``.
     """
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, epsilon=1.0,
