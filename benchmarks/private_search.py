@@ -12,8 +12,8 @@ matrices, affine-invariant metric, DP-RGD, delta = 1e-5), at the same total epsi
 * "search": ``PrivateGridSearchCV`` over the same grid, one SelectionEvent on a 75% / 25%
   split, refit on all data with what is left (``refit_fraction`` = 0.5), score: the clipped
   mean of d^2 / 2 with B = 8 (a public bound: d <= 4); with its default law of the number
-  of runs K (logarithmic, E[K] = m, the number of candidates), and with a geometric or a
-  Poisson law of mean 2m (more runs, each at a smaller epsilon).
+  of runs K (Poisson, E[K] = 2m, m the number of candidates), and with a logarithmic law
+  of mean m (the cheapest per run) or a geometric law of mean 2m.
 
 The number is the affine-invariant distance of the release to the exact Frechet mean.
 Results: ``results/private_search.csv`` (one row per fit) and ``results/private_search.png``.
@@ -37,8 +37,8 @@ DELTA = 1e-5
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
 GRID = {"clip_norm": [0.5, 1.0, 2.0, 4.0, 8.0], "step_size": [None, 0.1]}
 SEARCHES = {  # method -> (law of K, E[K] in multiples of the number of candidates)
-    "search": ("logarithmic", 1), "search, geometric 2m": ("geometric", 2),
-    "search, poisson 2m": ("poisson", 2),
+    "search": ("poisson", 2), "search, logarithmic m": ("logarithmic", 1),
+    "search, geometric 2m": ("geometric", 2),
 }
 METHODS = ("hand-tuned", "default", "auto", *SEARCHES)
 LOSS_BOUND = 8.0

@@ -33,6 +33,8 @@ from geomstats_dp.privacy.renyi import ledger_rdp
 from geomstats_dp.privacy.selection import sample_runs
 
 RUN_LAWS = {"logarithmic": 0.0, "geometric": 1.0, "poisson": math.inf}
+# default E[K]: a given candidate is never tried with probability e^-2 under the Poisson law
+RUNS_PER_CANDIDATE = 2
 RESERVED = ("epsilon", "delta", "budget", "random_state", "secure")
 SEARCH_FITTED = ("best_index_", "best_params_", "best_score_", "best_estimator_",
                  "cv_results_", "run_epsilon_", "refit_epsilon_", "events_", "budget_",
@@ -53,7 +55,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
     _FITTED = SEARCH_FITTED
 
     def __init__(self, estimator, *, epsilon=1.0, delta=1e-5, loss_bound=None,
-                 runs="logarithmic", mean_runs=None, validation_fraction=0.25, refit=True,
+                 runs="poisson", mean_runs=None, validation_fraction=0.25, refit=True,
                  refit_fraction=0.5, score_method="laplace", budget=None,
                  random_state=None):
         self.estimator = estimator
@@ -148,7 +150,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         rng = get_rng(self.random_state)
         candidates = self._checked_candidates(rng)
         splits = _Splits(X, y, self.validation_fraction, rng)
-        mean = float(self.mean_runs or len(candidates))
+        mean = float(self.mean_runs or RUNS_PER_CANDIDATE * len(candidates))
         mechanism = score_mechanism(self.score_method)
         with _public_warnings():
             run_epsilon, selection = self._calibrate_search(candidates, splits, mechanism,

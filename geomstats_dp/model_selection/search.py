@@ -5,7 +5,7 @@ of the indices (public) gives a training and a validation part. One run draws a 
 uniformly at random, fits it on the training part at the per-run epsilon (the estimator's
 own mechanism, sensitivity and accountant) and releases a private score on the validation
 part (``scores``: the clipped mean loss, sensitivity B / n_validation). The search makes K
-runs, K drawn from a truncated negative binomial (logarithmic, geometric) or Poisson law
+runs, K drawn from a Poisson (the default) or truncated negative binomial law
 and never published, and releases only the best run: its candidate, its score and its
 fitted estimator. The whole search is one ``SelectionEvent`` in the ledger, accounted by
 Papernot & Steinke (2022, Thms. 2 and 6) on the RDP curves of the runs' events. The refit
@@ -43,12 +43,15 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
         In (0, 1); the delta at which every epsilon of the search is stated.
     loss_bound : float
         B, the public bound the per-record validation losses are clipped to (required).
-    runs : {"logarithmic", "geometric", "poisson"} or float
-        The law of the number of runs K: truncated negative binomial of shape 0
-        (logarithmic), 1 (geometric) or the given shape >= 0, or Poisson (K may be 0:
-        the first candidate is then returned, with ``best_score_`` NaN, unfitted).
+    runs : {"poisson", "logarithmic", "geometric"} or float
+        The law of the number of runs K: Poisson (K may be 0, with probability
+        e^-E[K]: the first candidate is then returned, with ``best_score_`` NaN), or
+        truncated negative binomial of shape 0 (logarithmic), 1 (geometric) or the given
+        shape >= 0.
     mean_runs : float, optional
-        E[K] >= 1; default the number of candidates.
+        E[K] >= 1; default twice the number m of candidates (under the Poisson law a given
+        candidate is then never tried with probability e^-2; the logarithmic law of mean m
+        misses it with probability about 0.4 for m = 10).
     validation_fraction : float
         Share of the records in the validation part, in (0, 1).
     refit : bool
@@ -90,7 +93,7 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
     """
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=1e-5, loss_bound=None,
-                 runs="logarithmic", mean_runs=None, validation_fraction=0.25, refit=True,
+                 runs="poisson", mean_runs=None, validation_fraction=0.25, refit=True,
                  refit_fraction=0.5, score_method="laplace", budget=None,
                  random_state=None):
         super().__init__(
@@ -130,7 +133,7 @@ class PrivateRandomizedSearchCV(BasePrivateSearchCV):
     """
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, epsilon=1.0,
-                 delta=1e-5, loss_bound=None, runs="logarithmic", mean_runs=None,
+                 delta=1e-5, loss_bound=None, runs="poisson", mean_runs=None,
                  validation_fraction=0.25, refit=True, refit_fraction=0.5,
                  score_method="laplace", budget=None, random_state=None):
         super().__init__(

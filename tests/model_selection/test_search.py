@@ -64,7 +64,8 @@ def test_search_is_one_selection_event_and_fits_its_share():
     assert budget.events[1:] == search.best_estimator_.events_
     assert budget.spent_epsilon <= 4.0 * (1 + 1e-9)
     assert budget.spent_epsilon == pytest.approx(4.0, rel=1e-3)
-    assert selection.mean == 2.0  # the number of candidates
+    assert selection.mean == 4.0  # twice the number of candidates
+    assert selection.shape == math.inf  # Poisson
     for run_events in selection.candidates:
         assert compose(run_events, 1e-5).epsilon == pytest.approx(search.run_epsilon_,
                                                                    rel=1e-3)

@@ -37,7 +37,7 @@ def _search(seed):
     estimator = PrivateFrechetMean(Euclidean(1), clip_norm=0.01, n_iter=1, step_size=1.0,
                                    init_point=np.zeros(1))
     return PrivateGridSearchCV(estimator, {"n_iter": [1]}, epsilon=EPSILON, delta=DELTA,
-                               loss_bound=0.5, mean_runs=K, refit=False,
+                               loss_bound=0.5, runs="logarithmic", mean_runs=K, refit=False,
                                validation_fraction=0.8, budget=PrivacyBudget(EPSILON, DELTA),
                                random_state=seed)
 
