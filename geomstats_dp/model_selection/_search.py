@@ -150,6 +150,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         rng = get_rng(self.random_state)
         candidates = self._checked_candidates(rng)
         splits = _Splits(X, y, self.validation_fraction, rng)
+        refit_seed = int(rng.integers(2**31 - 1))  # drawn before K: it does not depend on it
         mean = float(self.mean_runs or RUNS_PER_CANDIDATE * len(candidates))
         mechanism = score_mechanism(self.score_method)
         with _public_warnings():
@@ -164,7 +165,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         self.refit_epsilon_ = refit_epsilon
         if self.refit:
             self.best_estimator_ = self._refit(candidates[self.best_index_], splits,
-                                               refit_epsilon, budget)
+                                               refit_epsilon, budget, refit_seed)
             self.events_ += getattr(self.best_estimator_, "events_", ())  # SP: none
         return self
 
@@ -278,9 +279,14 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         self.events_ = (selection,)
         self.budget_ = budget
 
-    def _refit(self, params, splits, epsilon, budget):
-        estimator = self._candidate(params, epsilon, budget, self.estimator.random_state)
+    def _refit(self, params, splits, epsilon, budget, seed):
+        """Fit the chosen candidate on all data; seeded by the estimator's random_state,
+        else by the search's."""
+        random_state = self.estimator.random_state
+        estimator = self._candidate(params, epsilon, budget,
+                                    seed if random_state is None else random_state)
         splits.fit_all(estimator)
+        estimator.set_params(random_state=random_state)
         return estimator
 
     # -- delegation to the chosen estimator ---------------------------------------------

@@ -202,3 +202,12 @@ def test_reserved_or_unknown_candidate_parameters_raise():
     for grid, match in (({"epsilon": [1.0]}, "epsilon"), ({"colour": [1]}, "colour")):
         with pytest.raises(ValueError, match=match):
             PrivateGridSearchCV(estimator, grid, loss_bound=1.0).fit(_data())
+
+
+def test_a_seeded_search_is_reproducible():
+    first = _search(random_state=3).fit(_data())
+    second = _search(random_state=3, budget=PrivacyBudget(4.0, 1e-5)).fit(_data())
+    assert first.best_params_ == second.best_params_
+    assert first.best_score_ == second.best_score_
+    np.testing.assert_array_equal(to_numpy(first.best_estimator_.estimate_),
+                                  to_numpy(second.best_estimator_.estimate_))
