@@ -130,3 +130,15 @@ def test_refit_events_fit_the_rest_of_the_budget():
     refit = search.best_estimator_.events_
     assert refit and search.refit_epsilon_ > 0
     assert compose((search.events_[0], *refit), 1e-5).epsilon == pytest.approx(3.0, rel=1e-3)
+
+
+def test_prirfed_losses_are_half_squared_distances():
+    from geomstats_dp.federated import PriRFed
+
+    rng = np.random.default_rng(6)
+    agents = [rng.uniform(-1, 1, (20, 2)) for _ in range(3)]
+    estimator = PriRFed(Euclidean(2), epsilon=5.0, n_rounds=2, n_sampled=2, clip_norm=2.0,
+                        random_state=0, budget=PrivacyBudget(5.0, 1e-5)).fit(agents)
+    held_out = rng.uniform(-1, 1, (10, 2))
+    expected = ((held_out - to_numpy(estimator.estimate_)) ** 2).sum(axis=1) / 2
+    np.testing.assert_allclose(record_losses(estimator, held_out), expected, atol=1e-10)
