@@ -36,8 +36,9 @@ class LaplaceScore:
 
     def noise(self, event, rng):
         """One Laplace draw of the event's scale (by inverse transform of ``rng.random``)."""
-        uniform = float(rng.random()) - 0.5
-        return -event.noise_scale * np.sign(uniform) * np.log1p(-2 * abs(uniform))
+        uniform = float(rng.random()) - 0.5  # in [-1/2, 1/2): keep |uniform| < 1/2
+        magnitude = -np.log1p(-2 * min(abs(uniform), 0.5 - 2.0**-54))
+        return event.noise_scale * np.sign(uniform) * magnitude
 
 
 class GaussianScore:
