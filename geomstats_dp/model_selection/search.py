@@ -51,7 +51,7 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
     mean_runs : float, optional
         E[K] >= 1; default twice the number m of candidates (under the Poisson law a given
         candidate is then never tried with probability e^-2; the logarithmic law of mean m
-        misses it with probability about 0.4 for m = 10).
+        misses it with probability 0.58 for m = 10).
     validation_fraction : float
         Share of the records in the validation part, in (0, 1).
     refit : bool
