@@ -21,7 +21,8 @@ class _Planned(Exception):
 
 
 class PlanningBudget(PrivacyBudget):
-    """A budget whose ``check`` records the planned events and stops the fit."""
+    """A budget whose ``check`` (or ``reserve``) records the planned events and stops the
+    fit."""
 
     def __init__(self):
         super().__init__(1.0, 0.5)
@@ -29,6 +30,10 @@ class PlanningBudget(PrivacyBudget):
     def check(self, *events):
         """Stop the fit: raise with ``events`` (nothing is read or charged)."""
         raise _Planned(check_events(events))
+
+    def reserve(self, *events):
+        """As ``check``: a pipeline that checks and holds its events in one call."""
+        self.check(*events)
 
     def spend(self, *events):
         """A fit that spends without checking first breaks the pipeline's rule."""
