@@ -48,7 +48,7 @@ def _structured_prediction():
     x = np.sort(rng.uniform(0, 1, 40))
     ball = np.stack([0.6 * x - 0.3, 0.3 * np.sin(4 * x)], axis=1)
     estimator = PrivateStructuredPrediction(Hyperboloid(2), clip_norm=3.0, n_iter=5,
-                                            regularization=1e-2)
+                                            regularization=1e-2, method="rgd")
     return estimator, {"bandwidth": [0.1, 0.3]}, (x[:, None], poincare_to_hyperboloid(ball)), 4.0
 
 
