@@ -147,7 +147,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         """
         budget = self._start_fit(self.epsilon, self.delta)
         shape = self._check_params()
-        rng = get_rng(self.random_state)
+        rng = get_rng(self.random_state, secure=self._secure)
         candidates = self._checked_candidates(rng)
         splits = _Splits(X, y, self.validation_fraction, rng)
         refit_seed = int(rng.integers(2**31 - 1))  # drawn before K: it does not depend on it
@@ -169,10 +169,15 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
             self.events_ += getattr(self.best_estimator_, "events_", ())  # SP: none
         return self
 
+    @property
+    def _secure(self):
+        """Whether the estimator draws from the operating system's entropy."""
+        return bool(self.estimator.get_params(deep=False).get("secure", False))
+
     def _candidate(self, params, epsilon, budget, random_state):
         """A fresh estimator with the candidate's settings, fitted at ``epsilon``."""
-        estimator = clone(self.estimator).set_params(**params, budget=budget,
-                                                     random_state=random_state)
+        estimator = clone(self.estimator).set_params(
+            **params, budget=budget, random_state=None if self._secure else random_state)
         if epsilon is not None:
             estimator.set_params(epsilon=epsilon, delta=self.delta)
         return estimator

@@ -67,7 +67,9 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
         Charged; default the active one (``with budget:``), else a fresh budget
         (epsilon, delta) recorded in the default ledger.
     random_state : None, int or numpy.random.Generator
-        Draws the split, the candidates of the runs, K, the runs' noise.
+        Draws the split, the candidates of the runs, K, the runs' noise. With an estimator
+        made with ``secure=True`` it must be None: every draw of the search then comes from
+        the operating system's entropy.
 
     Attributes
     ----------

@@ -212,3 +212,13 @@ def test_a_seeded_search_is_reproducible():
     assert first.best_score_ == second.best_score_
     np.testing.assert_array_equal(to_numpy(first.best_estimator_.estimate_),
                                   to_numpy(second.best_estimator_.estimate_))
+
+
+def test_a_secure_estimator_makes_a_secure_search():
+    estimator = PrivateFrechetMean(SPACE, clip_norm=1.5, secure=True)
+    search = PrivateGridSearchCV(estimator, GRID, epsilon=4.0, loss_bound=2.0,
+                                 budget=PrivacyBudget(4.0, 1e-5)).fit(_data())
+    assert search.best_estimator_.secure and search.best_estimator_.random_state is None
+    with pytest.raises(ValueError, match="random_state"):
+        PrivateGridSearchCV(estimator, GRID, epsilon=4.0, loss_bound=2.0, random_state=0,
+                            budget=PrivacyBudget(4.0, 1e-5)).fit(_data())
