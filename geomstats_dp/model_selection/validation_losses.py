@@ -75,11 +75,11 @@ def record_losses(estimator, X, y=None):
     losses : numpy.ndarray, shape=[n_samples]
         Possibly non-finite.
     """
-    for kind, losses in LOSSES:
-        if isinstance(estimator, kind):
-            return np.asarray(losses(estimator, X, y), dtype=np.float64).reshape(-1)
-    if hasattr(estimator, "estimate_") and hasattr(estimator, "_make_loss"):
-        return np.asarray(point_losses(estimator, X, y), dtype=np.float64).reshape(-1)
+    losses = next((losses for kind, losses in LOSSES if isinstance(estimator, kind)), None)
+    if losses is None and hasattr(estimator, "estimate_") and hasattr(estimator, "_make_loss"):
+        losses = point_losses  # PriRFed
+    if losses is not None:
+        return np.asarray(losses(estimator, X, y), dtype=np.float64).reshape(-1)
     raise TypeError(
         "estimator must be an estimator of geomstats_dp (PrivateFrechetMean, PrivateERM, "
         f"PrivatePCA, PrivateMatrixCompletion, PrivateStructuredPrediction, PriRFed), got "
