@@ -24,7 +24,12 @@ from geomstats_dp.privacy.default_ledger import (
     get_default_budget,
     set_default_budget,
 )
-from geomstats_dp.privacy.events import ApproxDPEvent, GaussianEvent, PureEvent
+from geomstats_dp.privacy.events import (
+    ApproxDPEvent,
+    GaussianEvent,
+    PureEvent,
+    SelectionEvent,
+)
 from geomstats_dp.privacy.federated import (
     FederatedGuarantee,
     optimal_composition_epsilon,
@@ -53,6 +58,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "PureEvent",
     "SVRGCalibration",
+    "SelectionEvent",
     "UnboundedLedger",
     "audit",
     "calibrate_gaussian",

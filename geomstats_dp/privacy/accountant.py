@@ -8,14 +8,16 @@ guarantee, so the smallest one is reported):
 2. Subsampled Gaussian events: Renyi-DP composition of autodp's amplification bounds
    (without replacement: Wang, Balle & Kasiviswanathan 2019; Poisson: Zhu & Wang 2019),
    converted with Balle et al. (2020, Thm. 21).
-3. Pure epsilon-DP events mixed with Gaussian ones: the smaller of
+3. A private selection (``SelectionEvent``, Papernot & Steinke 2022) in the ledger: the
+   RDP composition of everything (its bound is an RDP curve; at delta = 0 it is infinite).
+4. Pure epsilon-DP events mixed with Gaussian ones: the smaller of
    (a) the Gaussian part by rule 1 or 2 plus the sum of the pure epsilons (basic
        composition of (eps_G, delta) with (eps_i, 0) releases), and
    (b) the RDP composition of everything, a pure epsilon-DP event entering through its RDP
        curve (Bun & Steinke 2016, Lemma 4: the RDP of randomized response).
    A ledger of pure events only gets the smaller of their sum and (b).
 
-4. Generic (epsilon, delta) events (``ApproxDPEvent``, releases made with another tool) are
+5. Generic (epsilon, delta) events (``ApproxDPEvent``, releases made with another tool) are
    never treated as Gaussian: they compose with each other by basic composition (epsilons
    and deltas add) or advanced composition (Dwork, Rothblum & Vadhan 2010: epsilon =
    sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1) at delta = sum delta_i +
@@ -34,6 +36,7 @@ from geomstats_dp.privacy.events import (
     ApproxDPEvent,
     GaussianEvent,
     PureEvent,
+    SelectionEvent,
     check_events,
     ledger_adjacency,
 )
@@ -93,6 +96,12 @@ def compose(events, delta, method="auto"):
     if approx:
         rest = tuple(event for event in events if not isinstance(event, ApproxDPEvent))
         return _compose_with_approx(rest, approx, delta, method)
+    selections = any(isinstance(event, SelectionEvent) for event in events)
+    if method == "pld" and selections:
+        raise ValueError(
+            "method='pld' does not cover a SelectionEvent (its bound is an RDP curve); "
+            "use method='auto' or 'rdp'"
+        )
     if method == "pld":
         from geomstats_dp.privacy.pld import pld_epsilon
 
@@ -100,9 +109,9 @@ def compose(events, delta, method="auto"):
     gaussians = tuple(event for event in events if isinstance(event, GaussianEvent))
     pure_total = math.fsum(event.epsilon for event in events if isinstance(event, PureEvent))
     if delta == 0:
-        return Guarantee(math.inf if gaussians else pure_total, delta, "pure")
+        return Guarantee(math.inf if gaussians or selections else pure_total, delta, "pure")
     whole = Guarantee(ledger_epsilon(events, delta), delta, "rdp")
-    if method == "rdp":
+    if method == "rdp" or selections:
         return whole
     split = _gaussian_part(gaussians, delta)
     if pure_total > 0:

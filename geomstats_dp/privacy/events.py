@@ -207,7 +207,82 @@ class ApproxDPEvent:
             object.__setattr__(self, name, value)
 
 
-EVENT_TYPES = (GaussianEvent, PureEvent, ApproxDPEvent)
+@dataclass(frozen=True)
+class SelectionEvent:
+    """The best of a random number K of runs, K hidden (Papernot & Steinke 2022).
+
+    Each run draws a candidate uniformly at random, fits it on a training split (the
+    candidate's events) and scores the fit on a disjoint validation split (the score's
+    events); only the best run (its candidate, release and score) is published. A
+    replaced record lies in one split: a run's RDP at each order is the larger of the two
+    (parallel composition), and the base run's RDP is the largest over the candidates
+    (the candidate is drawn independently of the data). K follows the truncated negative
+    binomial law of shape ``shape`` (Papernot & Steinke 2022, Thm. 2: 0 logarithmic,
+    1 geometric) or, with ``shape = inf``, a Poisson law (Thm. 6). Accounted by RDP only
+    (``geomstats_dp.privacy.selection``).
+
+    Parameters
+    ----------
+    candidates : tuple of tuple of GaussianEvent or PureEvent
+        One ledger per candidate: the events of one run's fit.
+    score : tuple of GaussianEvent or PureEvent
+        The events of one run's score on the validation split.
+    mean : float
+        E[K], >= 1.
+    shape : float
+        eta >= 0 of the truncated negative binomial law, or math.inf (Poisson).
+    label : str
+        Free text naming the search.
+    adjacency : {"replace_one"}
+        The splits are fixed public index sets, which needs a public n.
+    """
+
+    candidates: tuple
+    score: tuple
+    mean: float
+    shape: float = 0.0
+    label: str = ""
+    adjacency: str = "replace_one"
+
+    def __post_init__(self):
+        candidates = tuple(_check_run_events(run) for run in self.candidates)
+        if not candidates:
+            raise ValueError("candidates must hold at least one candidate's events")
+        shape = self.shape
+        if not (isinstance(shape, (int, float)) and (shape == math.inf or shape >= 0)):
+            raise ValueError(f"shape must be a number >= 0 or math.inf, got {shape!r}")
+        fields = {
+            "candidates": candidates,
+            "score": _check_run_events(self.score),
+            "mean": check_positive_finite(self.mean, "mean"),
+            "shape": float(shape),
+            "label": _check_label(self.label),
+            "adjacency": _check_choice(self.adjacency, "adjacency", ("replace_one",)),
+        }
+        if fields["mean"] < 1:
+            raise ValueError(f"mean must be >= 1 (runs on average), got {self.mean}")
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+
+EVENT_TYPES = (GaussianEvent, PureEvent, ApproxDPEvent, SelectionEvent)
+
+
+def _check_run_events(events):
+    """A run's events: GaussianEvent or PureEvent under replace-one adjacency."""
+    events = tuple(events)
+    for index, event in enumerate(events):
+        if not isinstance(event, (GaussianEvent, PureEvent)):
+            raise TypeError(
+                f"a selected run's events[{index}] must be a GaussianEvent or a PureEvent "
+                f"(an RDP curve), got {type(event).__name__}"
+            )
+        if event.adjacency != "replace_one":
+            raise ValueError(
+                f"a selected run's events[{index}] has adjacency={event.adjacency!r}; the "
+                "search splits a dataset of public size, under replace-one adjacency"
+            )
+    return events
 
 
 def _check_sampling_rate(sampling_rate, sampling):
@@ -255,8 +330,8 @@ def check_events(events):
     for index, event in enumerate(events):
         if not isinstance(event, EVENT_TYPES):
             raise TypeError(
-                f"events[{index}] must be a GaussianEvent, a PureEvent or an ApproxDPEvent, "
-                f"got {type(event).__name__}"
+                f"events[{index}] must be a GaussianEvent, a PureEvent, an ApproxDPEvent or "
+                f"a SelectionEvent, got {type(event).__name__}"
             )
     return events
 

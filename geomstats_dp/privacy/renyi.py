@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from geomstats_dp.privacy.events import GaussianEvent
+from geomstats_dp.privacy.events import GaussianEvent, SelectionEvent
 from geomstats_dp.privacy.subsampled_rdp import poisson_rdp, without_replacement_rdp
 
 ORDERS = np.concatenate(
@@ -106,11 +106,17 @@ def _pure_rdp(epsilon):
 
 
 def event_rdp(event, indices=_ALL):
-    """RDP of a GaussianEvent or PureEvent (all its steps) at ``ORDERS[indices]``.
+    """RDP of a GaussianEvent, PureEvent or SelectionEvent at ``ORDERS[indices]``.
 
     A pure epsilon-DP event enters through the RDP of randomized response (Bun & Steinke
-    2016, Lemma 4, via autodp's PureDP_Mechanism).
+    2016, Lemma 4, via autodp's PureDP_Mechanism); a SelectionEvent through
+    ``selection.selection_event_rdp`` (Papernot & Steinke 2022).
     """
+    if isinstance(event, SelectionEvent):
+        # imported here: the selection module imports this one
+        from geomstats_dp.privacy.selection import selection_event_rdp
+
+        return selection_event_rdp(event)[indices]
     if not isinstance(event, GaussianEvent):
         return _pure_rdp(event.epsilon)[indices]
     if not event.subsampled:

@@ -1,0 +1,375 @@
+"""The private search: the best of a random number of private runs, one ledger event.
+
+fit(X, y): check parameters -> candidates (public) -> a seeded split of the indices into
+training and validation parts (public) -> each candidate's planned events at a trial
+epsilon (``planning``: nothing read) -> the largest per-run epsilon whose SelectionEvent
+fits the search's share, and the refit's epsilon -> budget.check -> K runs, K drawn from
+its law and never published -> spend the SelectionEvent -> refit (its own events).
+"""
+
+import contextlib
+import math
+import sys
+import warnings
+
+import numpy as np
+from sklearn.base import MetaEstimatorMixin, clone
+from sklearn.utils.metaestimators import available_if
+
+from geomstats_dp._backend import get_rng, to_numpy
+from geomstats_dp._validation import check_positive_finite, check_probability
+from geomstats_dp.learning._base import PrivateEstimator
+from geomstats_dp.model_selection.calibration import largest_epsilon
+from geomstats_dp.model_selection.planning import planned_events
+from geomstats_dp.model_selection.scores import clipped_mean, score_mechanism
+from geomstats_dp.model_selection.validation_losses import record_losses
+from geomstats_dp.privacy import (
+    PrivacyBudget,
+    PrivacyLeakWarning,
+    SelectionEvent,
+    compose,
+)
+from geomstats_dp.privacy.renyi import ledger_rdp
+from geomstats_dp.privacy.selection import sample_runs
+
+RUN_LAWS = {"logarithmic": 0.0, "geometric": 1.0, "poisson": math.inf}
+# default E[K]: a given candidate is never tried with probability e^-2 under the Poisson law
+RUNS_PER_CANDIDATE = 2
+RESERVED = ("epsilon", "delta", "budget", "random_state", "secure")
+SEARCH_FITTED = ("best_index_", "best_params_", "best_score_", "best_estimator_",
+                 "cv_results_", "run_epsilon_", "refit_epsilon_", "events_", "budget_",
+                 "n_candidates_")
+
+
+def _delegate(name):
+    """``available_if`` check: the fitted best estimator has method ``name``."""
+    return lambda search: hasattr(search.best_estimator_, name)
+
+
+class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
+    """Common core of PrivateGridSearchCV and PrivateRandomizedSearchCV.
+
+    Subclasses define ``_candidates(rng) -> list of dict`` (public settings).
+    """
+
+    _FITTED = SEARCH_FITTED
+
+    def __init__(self, estimator, *, epsilon=1.0, delta=1e-5, loss_bound=None,
+                 runs="poisson", mean_runs=None, validation_fraction=0.25, refit=True,
+                 refit_fraction=0.5, score_method="laplace", budget=None,
+                 random_state=None):
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.delta = delta
+        self.loss_bound = loss_bound
+        self.runs = runs
+        self.mean_runs = mean_runs
+        self.validation_fraction = validation_fraction
+        self.refit = refit
+        self.refit_fraction = refit_fraction
+        self.score_method = score_method
+        self.budget = budget
+        self.random_state = random_state
+        self._remember_budget()
+
+    # -- public checks ------------------------------------------------------------------
+
+    def _check_params(self):
+        """Validate the public settings; return the law's shape."""
+        check_positive_finite(self.epsilon, "epsilon")
+        check_probability(self.delta, "delta")
+        if self.loss_bound is None:
+            raise ValueError(
+                "loss_bound must be a public bound B on the per-record validation loss "
+                "(the private score clips to [0, B]); it is never inferred from the data"
+            )
+        check_positive_finite(self.loss_bound, "loss_bound")
+        check_probability(self.validation_fraction, "validation_fraction")
+        check_probability(self.refit_fraction, "refit_fraction")
+        if not isinstance(self.refit, bool):
+            raise TypeError(f"refit must be True or False, got {self.refit!r}")
+        score_mechanism(self.score_method)
+        if self.mean_runs is not None:
+            check_positive_finite(self.mean_runs, "mean_runs")
+            if self.mean_runs < 1:
+                raise ValueError(f"mean_runs must be >= 1, got {self.mean_runs}")
+        params = self.estimator.get_params(deep=False)
+        for name in ("epsilon", "delta", "budget", "random_state"):
+            if name not in params:
+                raise TypeError(
+                    f"estimator must be an estimator of geomstats_dp with a {name!r} "
+                    f"parameter, got {type(self.estimator).__name__}"
+                )
+        if isinstance(self.runs, str) and self.runs in RUN_LAWS:
+            return RUN_LAWS[self.runs]
+        if (isinstance(self.runs, (int, float)) and not isinstance(self.runs, bool)
+                and self.runs >= 0):
+            return float(self.runs)
+        raise ValueError(
+            f"runs must be one of {tuple(RUN_LAWS)} or a shape >= 0 of the truncated "
+            f"negative binomial law, got {self.runs!r}"
+        )
+
+    def _checked_candidates(self, rng):
+        candidates = [dict(candidate) for candidate in self._candidates(rng)]
+        if not candidates:
+            raise ValueError("the search has no candidate")
+        names = self.estimator.get_params(deep=False)
+        for index, candidate in enumerate(candidates):
+            for name in candidate:
+                if name in RESERVED:
+                    raise ValueError(
+                        f"candidate {index} sets {name!r}, which the search sets itself "
+                        f"({', '.join(RESERVED)} are not searched)"
+                    )
+                if name not in names:
+                    raise ValueError(
+                        f"candidate {index} sets {name!r}, not a parameter of "
+                        f"{type(self.estimator).__name__}"
+                    )
+        return candidates
+
+    # -- fit ----------------------------------------------------------------------------
+
+    def fit(self, X, y=None):
+        """Choose a candidate privately; refit it on all data if ``refit``.
+
+        Parameters
+        ----------
+        X : array-like, shape=[n_samples, ...]
+            The records (n_samples public; the training part needs >= 2).
+        y : array-like, shape=[n_samples, ...], optional
+            Targets, for estimators fitted on (X, y).
+
+        Returns
+        -------
+        self
+        """
+        budget = self._start_fit(self.epsilon, self.delta)
+        shape = self._check_params()
+        rng = get_rng(self.random_state, secure=self._secure)
+        candidates = self._checked_candidates(rng)
+        splits = _Splits(X, y, self.validation_fraction, rng)
+        refit_seed = int(rng.integers(2**31 - 1))  # drawn before K: it does not depend on it
+        mean = float(self.mean_runs or RUNS_PER_CANDIDATE * len(candidates))
+        mechanism = score_mechanism(self.score_method)
+        with _public_warnings():
+            run_epsilon, selection = self._calibrate_search(candidates, splits, mechanism,
+                                                            mean, shape)
+            refit_epsilon, refit_events = self._calibrate_refit(candidates, splits,
+                                                                selection)
+        budget.check(selection, *refit_events)
+        best = self._select(candidates, splits, mechanism, selection, run_epsilon, rng)
+        budget.spend(selection)
+        self._set_fitted(candidates, best, selection, run_epsilon, budget)
+        self.refit_epsilon_ = refit_epsilon
+        if self.refit:
+            self.best_estimator_ = self._refit(candidates[self.best_index_], splits,
+                                               refit_epsilon, budget, refit_seed)
+            self.events_ += getattr(self.best_estimator_, "events_", ())  # SP: none
+        return self
+
+    @property
+    def _secure(self):
+        """Whether the estimator draws from the operating system's entropy."""
+        return bool(self.estimator.get_params(deep=False).get("secure", False))
+
+    def _candidate(self, params, epsilon, budget, random_state):
+        """A fresh estimator with the candidate's settings, fitted at ``epsilon``."""
+        estimator = clone(self.estimator).set_params(
+            **params, budget=budget, random_state=None if self._secure else random_state)
+        if epsilon is not None:
+            estimator.set_params(epsilon=epsilon, delta=self.delta)
+        return estimator
+
+    def _run_events(self, candidates, splits, epsilon):
+        """Planned events of one run of each candidate at ``epsilon`` (nothing read)."""
+        return tuple(
+            planned_events(splits.run, self._candidate(params, epsilon, None, None))
+            for params in candidates
+        )
+
+    def _selection(self, candidates, splits, mechanism, mean, shape, epsilon):
+        score = mechanism.events(epsilon, self.delta, self.loss_bound / splits.n_validation,
+                                 f"{type(self).__name__}: private score")
+        return SelectionEvent(self._run_events(candidates, splits, epsilon), score, mean,
+                              shape, label=f"{type(self).__name__}: best of K runs")
+
+    def _calibrate_search(self, candidates, splits, mechanism, mean, shape):
+        """The per-run epsilon and SelectionEvent that fit the search's share."""
+        target = self.epsilon * (1 - self.refit_fraction if self.refit else 1.0)
+
+        def cost(epsilon):
+            event = self._selection(candidates, splits, mechanism, mean, shape, epsilon)
+            return compose([event], self.delta).epsilon
+
+        epsilon = largest_epsilon(cost, target, "search")
+        return epsilon, self._selection(candidates, splits, mechanism, mean, shape, epsilon)
+
+    def _calibrate_refit(self, candidates, splits, selection):
+        """Refit epsilon (one for every candidate) and the costliest candidate's events.
+
+        None and () when the refit is off or the estimator's fit releases nothing.
+        """
+        if not self.refit:
+            return None, ()
+
+        def refits(epsilon):
+            return [
+                planned_events(splits.fit_all, self._candidate(params, epsilon, None, None))
+                for params in candidates
+            ]
+
+        def cost(epsilon):
+            return max(compose((selection, *events), self.delta).epsilon
+                       for events in refits(epsilon))
+
+        if not any(refits(self.epsilon)):
+            return None, ()
+        epsilon = largest_epsilon(cost, self.epsilon, "refit")
+        costliest = max(refits(epsilon),
+                        key=lambda events: compose((selection, *events), self.delta).epsilon)
+        return epsilon, costliest
+
+    def _select(self, candidates, splits, mechanism, selection, epsilon, rng):
+        """Run K times; return (candidate index, fitted estimator, score) of the best run.
+
+        A run whose iterate fails numerically (LinAlgError, a function of its noisy
+        iterates) scores -inf. (0, None, nan) when no run succeeds (K = 0 under the Poisson
+        law): the first candidate, a public fallback.
+        """
+        best = (0, None, -math.inf)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(sample_runs(selection.mean, selection.shape, rng)):
+                index = int(rng.integers(len(candidates)))
+                ledger = PrivacyBudget(sys.float_info.max, self.delta)
+                estimator = self._candidate(candidates[index], epsilon, ledger,
+                                            int(rng.integers(2**31 - 1)))
+                try:
+                    losses = splits.run(estimator)
+                except np.linalg.LinAlgError:  # the run's iterate failed: the worst score
+                    continue
+                if not _same_cost(ledger.events, selection.candidates[index]):
+                    raise RuntimeError(
+                        f"candidate {index} charged other events than it planned; its "
+                        "estimator does not check its whole release before reading data"
+                    )
+                score = -(clipped_mean(losses, self.loss_bound)
+                          + mechanism.noise(selection.score[0], rng))
+                if score > best[2]:
+                    best = (index, estimator, score)
+        _reemit_leaks(caught)
+        return best if best[1] is not None else (0, None, math.nan)
+
+    def _set_fitted(self, candidates, best, selection, run_epsilon, budget):
+        index, estimator, score = best
+        if estimator is not None:  # the user's settings; its release is in the selection
+            estimator.set_params(random_state=self.estimator.random_state,
+                                 budget=self.estimator.budget)
+            estimator.budget_ = budget
+        released = np.full(len(candidates), np.nan)
+        released[index] = score
+        self.best_index_ = index
+        self.best_params_ = dict(candidates[index])
+        self.best_score_ = score
+        self.best_estimator_ = estimator
+        self.cv_results_ = {
+            "params": [dict(candidate) for candidate in candidates],
+            "selected": np.arange(len(candidates)) == index,
+            "released_score": released,
+        }
+        self.run_epsilon_ = run_epsilon
+        self.n_candidates_ = len(candidates)
+        self.events_ = (selection,)
+        self.budget_ = budget
+
+    def _refit(self, params, splits, epsilon, budget, seed):
+        """Fit the chosen candidate on all data; seeded by the estimator's random_state,
+        else by the search's."""
+        random_state = self.estimator.random_state
+        estimator = self._candidate(params, epsilon, budget,
+                                    seed if random_state is None else random_state)
+        splits.fit_all(estimator)
+        estimator.set_params(random_state=random_state)
+        return estimator
+
+    # -- delegation to the chosen estimator ---------------------------------------------
+
+    @available_if(_delegate("predict"))
+    def predict(self, X):
+        """``best_estimator_.predict(X)``."""
+        return self.best_estimator_.predict(X)
+
+    @available_if(_delegate("transform"))
+    def transform(self, X):
+        """``best_estimator_.transform(X)``."""
+        return self.best_estimator_.transform(X)
+
+
+class _Splits:
+    """The public split of (X, y) into training and validation indices, and the runs on it."""
+
+    def __init__(self, X, y, validation_fraction, rng):
+        self.X = to_numpy(X)
+        self.y = None if y is None else to_numpy(y)
+        n_samples = len(self.X)
+        if self.y is not None and len(self.y) != n_samples:
+            raise ValueError(f"y must hold one row per row of X ({n_samples}), got "
+                             f"{len(self.y)}")
+        self.n_validation = max(1, round(validation_fraction * n_samples))
+        if n_samples - self.n_validation < 2:
+            raise ValueError(
+                f"X must hold enough records for a training part of >= 2 and a validation "
+                f"part of {self.n_validation} (validation_fraction), got {n_samples}"
+            )
+        order = np.argsort(rng.random(n_samples), kind="stable")
+        self.validation = np.sort(order[: self.n_validation])
+        self.train = np.sort(order[self.n_validation:])
+
+    def _part(self, indices):
+        return self.X[indices], None if self.y is None else self.y[indices]
+
+    def run(self, estimator):
+        """Fit on the training part; return the per-record validation losses.
+
+        For PrivateStructuredPrediction the losses need predictions, which are the release
+        (and charge the estimator's budget).
+        """
+        X, y = self._part(self.train)
+        estimator.fit(X) if y is None else estimator.fit(X, y)
+        return record_losses(estimator, *self._part(self.validation))
+
+    def fit_all(self, estimator):
+        """Fit on every record."""
+        estimator.fit(self.X) if self.y is None else estimator.fit(self.X, self.y)
+
+
+@contextlib.contextmanager
+def _public_warnings():
+    """Show each distinct warning of the planning (public quantities only) once."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    seen = set()
+    for message in caught:
+        key = (message.category, str(message.message))
+        if key not in seen:
+            seen.add(key)
+            warnings.warn(message.message, message.category, stacklevel=4)
+
+
+def _same_cost(charged, planned):
+    """Whether two ledgers have the same RDP curve (labels and stated scales aside)."""
+    return np.allclose(ledger_rdp(charged), ledger_rdp(planned), rtol=1e-9, atol=0.0)
+
+
+def _reemit_leaks(caught):
+    """Show each distinct PrivacyLeakWarning of the runs once; others stay hidden.
+
+    How many warnings the runs emitted would reveal K, so only a leak (which voids the
+    guarantee anyway) is reported, once per message.
+    """
+    messages = {str(m.message) for m in caught if issubclass(m.category, PrivacyLeakWarning)}
+    for message in sorted(messages):
+        warnings.warn(message, PrivacyLeakWarning, stacklevel=4)

@@ -1,0 +1,153 @@
+"""PrivateGridSearchCV and PrivateRandomizedSearchCV: hyperparameters chosen privately.
+
+Privacy. Adjacency: replace-one over the whole dataset (n public). A seeded random split
+of the indices (public) gives a training and a validation part. One run draws a candidate
+uniformly at random, fits it on the training part at the per-run epsilon (the estimator's
+own mechanism, sensitivity and accountant) and releases a private score on the validation
+part (``scores``: the clipped mean loss, sensitivity B / n_validation). The search makes K
+runs, K drawn from a Poisson (the default) or truncated negative binomial law
+and never published, and releases only the best run: its candidate, its score and its
+fitted estimator. The whole search is one ``SelectionEvent`` in the ledger, accounted by
+Papernot & Steinke (2022, Thms. 2 and 6) on the RDP curves of the runs' events. The refit
+on all data (``refit=True``) is the estimator's own release, charged as its own events.
+"""
+
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+
+from geomstats_dp.model_selection._search import BasePrivateSearchCV
+
+
+class PrivateGridSearchCV(BasePrivateSearchCV):
+    """Choose a candidate of a parameter grid privately.
+
+    Privacy. Adjacency: replace-one over the whole dataset (n public). Each run fits a
+    uniformly random candidate on the training part (its own mechanism, sensitivity and
+    accountant) and releases its score on the validation part: the clipped mean loss,
+    sensitivity ``loss_bound`` / n_validation, Laplace or Gaussian noise (``scores``). The
+    best of K runs (K random, never published) is one ``SelectionEvent``, accounted by
+    Papernot & Steinke (2022) on the runs' RDP curves; the refit is charged as its own
+    events. Details in the module notes.
+
+    Parameters
+    ----------
+    estimator : estimator of geomstats_dp
+        PrivateFrechetMean, PrivateERM, PrivatePCA, PrivateMatrixCompletion or
+        PrivateStructuredPrediction (any estimator with ``epsilon``, ``delta``, ``budget``
+        and ``random_state`` parameters that checks its whole release before reading
+        data). It is cloned; its own epsilon and delta are replaced by the search's.
+    param_grid : dict or list of dict
+        As scikit-learn's ``ParameterGrid``; public.
+    epsilon : float
+        What the search and the refit cost together, > 0.
+    delta : float
+        In (0, 1); the delta at which every epsilon of the search is stated.
+    loss_bound : float
+        B, the public bound the per-record validation losses are clipped to (required).
+    runs : {"poisson", "logarithmic", "geometric"} or float
+        The law of the number of runs K: Poisson (K may be 0, with probability
+        e^-E[K]: the first candidate is then returned, with ``best_score_`` NaN), or
+        truncated negative binomial of shape 0 (logarithmic), 1 (geometric) or the given
+        shape >= 0.
+    mean_runs : float, optional
+        E[K] >= 1; default twice the number m of candidates (under the Poisson law a given
+        candidate is then never tried with probability e^-2; the logarithmic law of mean m
+        misses it with probability 0.58 for m = 10).
+    validation_fraction : float
+        Share of the records in the validation part, in (0, 1).
+    refit : bool
+        Refit the chosen candidate on all the data (its own ledger events) at the largest
+        epsilon the remaining budget allows; False: ``best_estimator_`` is the best run's
+        estimator, fitted on the training part (covered by the SelectionEvent).
+    refit_fraction : float
+        With ``refit``: the search is calibrated to cost (1 - refit_fraction) epsilon
+        alone; the refit gets what is left of epsilon (composition is not additive).
+    score_method : {"laplace", "gaussian"}
+        The noise of the private score (``geomstats_dp.model_selection.scores``).
+    budget : PrivacyBudget, optional
+        Charged; default the active one (``with budget:``), else a fresh budget
+        (epsilon, delta) recorded in the default ledger.
+    random_state : None, int or numpy.random.Generator
+        Draws the split, the candidates of the runs, K, the runs' noise. With an estimator
+        made with ``secure=True`` it must be None: every draw of the search then comes from
+        the operating system's entropy.
+
+    Attributes
+    ----------
+    best_index_ : int
+        Index of the chosen candidate in ``cv_results_["params"]``.
+    best_params_ : dict
+    best_score_ : float
+        Its private score (minus the noisy clipped mean validation loss); NaN if K = 0.
+    best_estimator_ : estimator or None
+        Refitted on all data (``refit=True``), else the best run's estimator.
+    cv_results_ : dict
+        Released quantities only: "params" (every candidate, public), "selected" (bool
+        array) and "released_score" (the best score, NaN elsewhere). The number of runs
+        and the other runs' scores are not released.
+    run_epsilon_ : float
+        The epsilon each run's fit was calibrated to.
+    refit_epsilon_ : float or None
+        The refit's epsilon (None without a refit, or when the fit releases nothing).
+    events_ : tuple
+        The SelectionEvent, then the refit's events.
+    budget_ : PrivacyBudget
+    n_candidates_ : int
+    """
+
+    def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=1e-5, loss_bound=None,
+                 runs="poisson", mean_runs=None, validation_fraction=0.25, refit=True,
+                 refit_fraction=0.5, score_method="laplace", budget=None,
+                 random_state=None):
+        super().__init__(
+            estimator, epsilon=epsilon, delta=delta, loss_bound=loss_bound, runs=runs,
+            mean_runs=mean_runs, validation_fraction=validation_fraction, refit=refit,
+            refit_fraction=refit_fraction, score_method=score_method, budget=budget,
+            random_state=random_state,
+        )
+        self.param_grid = param_grid
+
+    def _candidates(self, rng):
+        return list(ParameterGrid(self.param_grid))
+
+
+class PrivateRandomizedSearchCV(BasePrivateSearchCV):
+    """Choose privately among ``n_iter`` candidates drawn from distributions.
+
+    The candidates are drawn first, from ``random_state`` alone (public), then searched
+    as a grid (module notes).
+
+    Parameters
+    ----------
+    estimator : estimator of geomstats_dp
+    param_distributions : dict or list of dict
+        As scikit-learn's ``ParameterSampler``: lists or scipy.stats distributions.
+    n_iter : int
+        Number of candidates drawn.
+    epsilon, delta, loss_bound, runs, mean_runs, validation_fraction, refit,
+    refit_fraction, score_method, budget, random_state
+        As in ``PrivateGridSearchCV``.
+
+    Attributes
+    ----------
+    best_index_, best_params_, best_score_, best_estimator_, cv_results_, run_epsilon_,
+    refit_epsilon_, events_, budget_, n_candidates_
+        As in ``PrivateGridSearchCV``.
+    """
+
+    def __init__(self, estimator, param_distributions, *, n_iter=10, epsilon=1.0,
+                 delta=1e-5, loss_bound=None, runs="poisson", mean_runs=None,
+                 validation_fraction=0.25, refit=True, refit_fraction=0.5,
+                 score_method="laplace", budget=None, random_state=None):
+        super().__init__(
+            estimator, epsilon=epsilon, delta=delta, loss_bound=loss_bound, runs=runs,
+            mean_runs=mean_runs, validation_fraction=validation_fraction, refit=refit,
+            refit_fraction=refit_fraction, score_method=score_method, budget=budget,
+            random_state=random_state,
+        )
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
+
+    def _candidates(self, rng):
+        seed = int(rng.integers(2**31 - 1))
+        return list(ParameterSampler(self.param_distributions, self.n_iter,
+                                     random_state=seed))

@@ -1,0 +1,87 @@
+"""Per-record validation losses of a fitted estimator: what a private score averages.
+
+Each estimator of the library has one loss per record of held-out data, computed from its
+released quantities only (post-processing of the release): the squared distance to the
+released mean, the estimator's own per-sample loss at its released point, the
+reconstruction error of the released components, a user's squared error on their own
+observed ratings, the squared distance of a private prediction to its target. Values may be
+non-finite; ``private_score`` clips them, so no value of the data raises.
+"""
+
+import numpy as np
+
+from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.learning import (
+    PrivateERM,
+    PrivateMatrixCompletion,
+    PrivatePCA,
+    PrivateStructuredPrediction,
+)
+from geomstats_dp.optim import PairedSamples
+
+
+def pca_losses(estimator, X, y=None):
+    """|x - mean|^2 - |W^T (x - mean)|^2: the squared reconstruction error of each row."""
+    rows = np.asarray(X, dtype=np.float64) - estimator.mean_
+    return (rows**2).sum(axis=1) - (estimator.transform(X) ** 2).sum(axis=1)
+
+
+def matrix_completion_losses(estimator, X, y=None):
+    """Mean squared error of each user's completed row on their observed ratings (0 if none)."""
+    ratings = np.asarray(X, dtype=np.float64)
+    observed = ~np.isnan(ratings)
+    errors = np.where(observed, estimator.predict(ratings) - ratings, 0.0) ** 2
+    return errors.sum(axis=1) / np.maximum(observed.sum(axis=1), 1)
+
+
+def structured_prediction_losses(estimator, X, y):
+    """Squared distance of each private prediction to its target (``predict`` charges)."""
+    if y is None:
+        raise ValueError("y must hold the targets of X for a PrivateStructuredPrediction")
+    predictions = estimator.predict(X)
+    return to_numpy(estimator.space.metric.squared_dist(predictions, to_backend(to_numpy(y))))
+
+
+def point_losses(estimator, X, y=None):
+    """The estimator's per-sample loss at its released point ``estimate_`` (PrivateERM,
+    PrivateFrechetMean: d^2 / 2, PriRFed)."""
+    data = to_backend(to_numpy(X))
+    if y is not None:
+        data = PairedSamples(data, to_backend(to_numpy(y)))
+    return to_numpy(estimator._make_loss().values(estimator.estimate_, data))
+
+
+LOSSES = (  # the first class that matches wins: subclasses before their bases
+    (PrivatePCA, pca_losses),
+    (PrivateMatrixCompletion, matrix_completion_losses),
+    (PrivateStructuredPrediction, structured_prediction_losses),
+    (PrivateERM, point_losses),
+)
+
+
+def record_losses(estimator, X, y=None):
+    """One loss per record of (X, y) for a fitted estimator of the library.
+
+    Parameters
+    ----------
+    estimator : PrivateFrechetMean, PrivateERM, PrivatePCA, PrivateMatrixCompletion,
+        PrivateStructuredPrediction or PriRFed
+        Fitted.
+    X : array-like, shape=[n_samples, ...]
+    y : array-like, shape=[n_samples, ...], optional
+
+    Returns
+    -------
+    losses : numpy.ndarray, shape=[n_samples]
+        Possibly non-finite.
+    """
+    losses = next((losses for kind, losses in LOSSES if isinstance(estimator, kind)), None)
+    if losses is None and hasattr(estimator, "estimate_") and hasattr(estimator, "_make_loss"):
+        losses = point_losses  # PriRFed
+    if losses is not None:
+        return np.asarray(losses(estimator, X, y), dtype=np.float64).reshape(-1)
+    raise TypeError(
+        "estimator must be an estimator of geomstats_dp (PrivateFrechetMean, PrivateERM, "
+        f"PrivatePCA, PrivateMatrixCompletion, PrivateStructuredPrediction, PriRFed), got "
+        f"{type(estimator).__name__}"
+    )

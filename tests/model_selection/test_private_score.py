@@ -1,0 +1,110 @@
+"""private_score: the noise drawn against the calibrated one, clipping, charging, refusal."""
+
+import math
+
+import numpy as np
+import pytest
+from geomstats.geometry.hypersphere import Hypersphere
+from scipy import optimize, stats
+
+from geomstats_dp.learning import PrivateFrechetMean
+from geomstats_dp.model_selection import private_score, record_losses
+from geomstats_dp.model_selection import scores as scores_module
+from geomstats_dp.model_selection.scores import clipped_mean
+from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget
+from tests.optim.data import cloud
+
+SPACE = Hypersphere(2)
+N_DRAWS = 3000
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X = cloud(SPACE, 40, 0.5, 0)
+    estimator = PrivateFrechetMean(SPACE, epsilon=5.0, clip_norm=1.0, random_state=0,
+                                   budget=PrivacyBudget(5.0, 1e-5)).fit(X)
+    return estimator, X
+
+
+def _draws(estimator, X, **kwargs):
+    rng = np.random.default_rng(1)
+    return np.array([
+        private_score(estimator, X, budget=PrivacyBudget(10.0, 1e-5), random_state=rng,
+                      **kwargs)
+        for _ in range(N_DRAWS)
+    ])
+
+
+def test_laplace_noise_has_the_calibrated_scale(fitted):
+    estimator, X = fitted
+    epsilon, bound = 0.5, 0.3
+    centre = -clipped_mean(record_losses(estimator, X), bound)
+    noise = _draws(estimator, X, epsilon=epsilon, loss_bound=bound) - centre
+    scale = bound / (len(X) * epsilon)
+    assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 1e-3
+    # mean |noise| estimates the scale with relative standard error 1 / sqrt(N)
+    assert abs(np.abs(noise).mean() / scale - 1) < 5 / math.sqrt(N_DRAWS)
+
+
+def _gaussian_delta(epsilon, mu):
+    """Balle & Wang (2018): the delta of a mu-GDP mechanism at epsilon."""
+    return (stats.norm.cdf(-epsilon / mu + mu / 2)
+            - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
+
+
+def test_gaussian_noise_has_the_calibrated_standard_deviation(fitted):
+    estimator, X = fitted
+    epsilon, delta, bound = 0.8, 1e-5, 0.3
+    z = optimize.brentq(lambda z: _gaussian_delta(epsilon, 1 / z) - delta, 0.1, 100)
+    centre = -clipped_mean(record_losses(estimator, X), bound)
+    noise = _draws(estimator, X, epsilon=epsilon, delta=delta, loss_bound=bound,
+                   method="gaussian") - centre
+    std = z * bound / len(X)
+    assert stats.kstest(noise, stats.norm(scale=std).cdf).pvalue > 1e-3
+    # the sample standard deviation has relative standard error 1 / sqrt(2 N)
+    assert abs(noise.std() / std - 1) < 5 / math.sqrt(2 * N_DRAWS)
+
+
+def test_score_is_charged_with_its_sensitivity(fitted):
+    estimator, X = fitted
+    budget = PrivacyBudget(1.0, 1e-5)
+    private_score(estimator, X, epsilon=0.4, loss_bound=2.0, budget=budget, random_state=0)
+    (event,) = budget.events
+    assert event.epsilon == 0.4
+    assert event.sensitivity == pytest.approx(2.0 / len(X))
+    assert budget.spent_epsilon == pytest.approx(0.4)
+
+
+def test_refused_before_the_losses_are_computed(fitted, monkeypatch):
+    estimator, X = fitted
+    calls = []
+    monkeypatch.setattr(scores_module, "record_losses", lambda *a: calls.append(1))
+    budget = PrivacyBudget(1.0, 1e-5)
+    budget.spend(0.9)
+    with pytest.raises(BudgetExceededError):
+        private_score(estimator, X, epsilon=0.5, loss_bound=1.0, budget=budget)
+    assert calls == [] and len(budget.events) == 1
+
+
+def test_clipping_bounds_the_change_of_one_record():
+    losses = np.array([0.1, np.nan, np.inf, -3.0, 7.0, 0.4])
+    assert clipped_mean(losses, 1.0) == pytest.approx((0.1 + 1 + 1 + 0 + 1 + 0.4) / 6)
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        values = rng.standard_normal(10) * 3
+        neighbour = values.copy()
+        neighbour[rng.integers(10)] = rng.choice([np.nan, -np.inf, 1e9, -5.0])
+        assert abs(clipped_mean(values, 2.0) - clipped_mean(neighbour, 2.0)) <= 2.0 / 10 + 1e-12
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"epsilon": 0.0, "loss_bound": 1.0}, ValueError, "epsilon"),
+    ({"epsilon": 1.0, "loss_bound": -1.0}, ValueError, "loss_bound"),
+    ({"epsilon": 1.0, "loss_bound": 1.0, "method": "cauchy"}, ValueError, "method"),
+    ({"epsilon": 1.0, "loss_bound": 1.0, "method": "gaussian", "delta": 0.0}, ValueError,
+     "delta"),
+])
+def test_bad_settings_raise_naming_them(fitted, kwargs, error, match):
+    estimator, X = fitted
+    with pytest.raises(error, match=match):
+        private_score(estimator, X, budget=PrivacyBudget(2.0, 1e-5), **kwargs)

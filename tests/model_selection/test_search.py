@@ -1,0 +1,224 @@
+"""PrivateGridSearchCV / PrivateRandomizedSearchCV: selection, ledger, privacy plumbing, API."""
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from geomstats.geometry.hypersphere import Hypersphere
+from scipy import stats
+from sklearn.base import clone
+
+from geomstats_dp._backend import to_numpy
+from geomstats_dp.learning import PrivateFrechetMean
+from geomstats_dp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
+from geomstats_dp.model_selection import _search as search_module
+from geomstats_dp.model_selection.scores import LaplaceScore
+from geomstats_dp.optim import SquaredDistanceLoss
+from geomstats_dp.privacy import (
+    BudgetExceededError,
+    PrivacyBudget,
+    SelectionEvent,
+    compose,
+)
+from tests.optim.data import cloud
+
+SPACE = Hypersphere(2)
+GRID = {"step_size": [0.002, 0.5], "n_iter": [20]}
+
+
+def _data(n_samples=120, seed=0):
+    """A cloud of radius 0.5 around a point at distance 1 from the canonical start."""
+    return cloud(SPACE, n_samples, 0.5, seed, offset=1.0)
+
+
+def _search(**kwargs):
+    params = {"epsilon": 4.0, "delta": 1e-5, "loss_bound": 2.0, "random_state": 0,
+              "budget": PrivacyBudget(4.0, 1e-5)}
+    params.update(kwargs)
+    estimator = PrivateFrechetMean(SPACE, clip_norm=1.5)
+    return PrivateGridSearchCV(estimator, GRID, **params)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_planted_candidate_is_chosen_at_large_epsilon(seed):
+    """A step of 0.002 barely leaves the start (distance 1 from the data); 0.5 reaches the
+    mean. With 20 Poisson runs on average, the good candidate is missed with probability
+    e^-10, and the score's noise (scale 2 / (30 epsilon_run)) is far below the gap."""
+    search = _search(epsilon=50.0, budget=PrivacyBudget(50.0, 1e-5), runs="poisson",
+                     mean_runs=20, random_state=seed).fit(_data(seed=seed))
+    assert search.best_params_ == {"n_iter": 20, "step_size": 0.5}
+    assert search.best_score_ > -0.2
+    assert search.cv_results_["selected"].tolist() == [False, True]
+
+
+def test_search_is_one_selection_event_and_fits_its_share():
+    budget = PrivacyBudget(4.0, 1e-5)
+    search = _search(budget=budget, refit_fraction=0.4).fit(_data())
+    selection = search.events_[0]
+    assert isinstance(selection, SelectionEvent)
+    assert budget.events[0] is selection
+    share = compose([selection], 1e-5).epsilon
+    assert 0.6 * 4.0 * (1 - 1e-3) <= share <= 0.6 * 4.0 * (1 + 1e-9)
+    assert budget.events[1:] == search.best_estimator_.events_
+    assert budget.spent_epsilon <= 4.0 * (1 + 1e-9)
+    assert budget.spent_epsilon == pytest.approx(4.0, rel=1e-3)
+    assert selection.mean == 4.0  # twice the number of candidates
+    assert selection.shape == math.inf  # Poisson
+    for run_events in selection.candidates:
+        assert compose(run_events, 1e-5).epsilon == pytest.approx(search.run_epsilon_,
+                                                                   rel=1e-3)
+
+
+def test_without_refit_the_best_run_is_released_and_charged_as_planned():
+    budget = PrivacyBudget(2.0, 1e-5)
+    search = _search(budget=budget, refit=False, epsilon=2.0).fit(_data())
+    assert budget.events == search.events_ == (search.events_[0],)
+    assert compose(budget.events, 1e-5).epsilon == pytest.approx(2.0, rel=1e-3)
+    best = search.best_estimator_
+    assert best.events_ == search.events_[0].candidates[search.best_index_]
+    assert best.epsilon == pytest.approx(search.run_epsilon_)
+    assert best.random_state is None and best.budget is None  # the user's settings
+    assert search.refit_epsilon_ is None
+
+
+def test_score_noise_is_the_calibrated_laplace(monkeypatch):
+    drawn = []
+    original = LaplaceScore.noise
+
+    def noise(mechanism, event, rng):
+        drawn.append(event)
+        return original(mechanism, event, rng)
+
+    monkeypatch.setattr(LaplaceScore, "noise", noise)
+    search = _search().fit(_data(n_samples=120))
+    n_validation = 30  # validation_fraction 0.25 of 120
+    assert drawn, "no run was made"
+    for event in drawn:
+        assert event.sensitivity == pytest.approx(2.0 / n_validation)
+        assert event.noise_scale == pytest.approx(2.0 / (n_validation * search.run_epsilon_))
+        assert event.epsilon == pytest.approx(search.run_epsilon_)
+
+
+def test_refused_before_any_data_value_is_read(monkeypatch):
+    calls = []
+    for name in ("check_data", "values", "gradients"):  # every read of the data's values
+        monkeypatch.setattr(SquaredDistanceLoss, name,
+                            lambda *args, name=name: calls.append(name))
+    monkeypatch.setattr(search_module, "record_losses",
+                        lambda *args: calls.append("losses") or np.zeros(1))
+    budget = PrivacyBudget(1.0, 1e-5)
+    budget.spend(0.9)
+    corrupted = to_numpy(_data())
+    corrupted[3, 0] = np.nan  # a value check would raise ValueError
+    with pytest.raises(BudgetExceededError):
+        _search(epsilon=1.0, budget=budget).fit(corrupted)
+    assert calls == []
+    assert len(budget.events) == 1
+
+
+def _public(search, caught):
+    return {
+        "cv_keys": sorted(search.cv_results_),
+        "params": search.cv_results_["params"],
+        "run_epsilon": search.run_epsilon_,
+        "refit_epsilon": search.refit_epsilon_,
+        "events": search.events_,
+        "ledger": search.budget_.events,
+        "warnings": [(w.category, str(w.message)) for w in caught],
+        "attributes": sorted(k for k in vars(search) if k.endswith("_")),
+    }
+
+
+@pytest.mark.parametrize("index", [0, 60, 119])
+def test_neighbouring_datasets_give_identical_public_outputs(index):
+    data = to_numpy(_data())
+    neighbour = data.copy()
+    neighbour[index] = -data[index]  # the antipode: the farthest replacement
+    outputs = []
+    for dataset in (data, neighbour):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search = _search(budget=PrivacyBudget(4.0, 1e-5)).fit(dataset)
+        outputs.append(_public(search, caught))
+    assert outputs[0] == outputs[1]
+
+
+def test_clone_and_pickle():
+    search = _search()
+    cloned = clone(search)
+    assert cloned.get_params()["param_grid"] == GRID
+    assert cloned.budget is search.budget  # the budget is a shared handle
+    search.fit(_data())
+    restored = pickle.loads(pickle.dumps(search))
+    assert restored.best_params_ == search.best_params_
+    np.testing.assert_allclose(to_numpy(restored.best_estimator_.estimate_),
+                               to_numpy(search.best_estimator_.estimate_))
+    assert restored.events_ == search.events_
+
+
+def test_randomized_search_draws_public_candidates():
+    distributions = {"step_size": stats.loguniform(1e-3, 1.0), "n_iter": [10, 20]}
+    params = {"epsilon": 4.0, "loss_bound": 2.0, "n_iter": 3, "random_state": 5}
+    first = PrivateRandomizedSearchCV(PrivateFrechetMean(SPACE, clip_norm=1.5),
+                                      distributions, budget=PrivacyBudget(4.0, 1e-5),
+                                      **params).fit(_data(seed=0))
+    second = PrivateRandomizedSearchCV(PrivateFrechetMean(SPACE, clip_norm=1.5),
+                                       distributions, budget=PrivacyBudget(4.0, 1e-5),
+                                       **params).fit(_data(seed=1))
+    assert len(first.cv_results_["params"]) == 3
+    assert first.cv_results_["params"] == second.cv_results_["params"]
+    assert first.best_params_ in first.cv_results_["params"]
+
+
+def test_poisson_without_runs_returns_the_first_candidate_unscored():
+    empty = []
+    for seed in range(12):  # P[K = 0] = e^-1 with one run on average
+        search = _search(runs="poisson", mean_runs=1, refit=False,
+                         random_state=seed).fit(_data())
+        if math.isnan(search.best_score_):
+            empty.append(search)
+    assert empty
+    for search in empty:
+        assert search.best_index_ == 0 and search.best_estimator_ is None
+        assert np.isnan(search.cv_results_["released_score"]).all()
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"loss_bound": None}, ValueError, "loss_bound"),
+    ({"runs": "uniform"}, ValueError, "runs"),
+    ({"mean_runs": 0.5}, ValueError, "mean_runs"),
+    ({"refit": 1}, TypeError, "refit"),
+    ({"validation_fraction": 1.0}, ValueError, "validation_fraction"),
+    ({"epsilon": 1e-3, "budget": PrivacyBudget(1.0, 1e-5)}, ValueError, "epsilon"),
+])
+def test_bad_settings_raise_naming_them(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        _search(**kwargs).fit(_data())
+
+
+def test_reserved_or_unknown_candidate_parameters_raise():
+    estimator = PrivateFrechetMean(SPACE, clip_norm=1.5)
+    for grid, match in (({"epsilon": [1.0]}, "epsilon"), ({"colour": [1]}, "colour")):
+        with pytest.raises(ValueError, match=match):
+            PrivateGridSearchCV(estimator, grid, loss_bound=1.0).fit(_data())
+
+
+def test_a_seeded_search_is_reproducible():
+    first = _search(random_state=3).fit(_data())
+    second = _search(random_state=3, budget=PrivacyBudget(4.0, 1e-5)).fit(_data())
+    assert first.best_params_ == second.best_params_
+    assert first.best_score_ == second.best_score_
+    np.testing.assert_array_equal(to_numpy(first.best_estimator_.estimate_),
+                                  to_numpy(second.best_estimator_.estimate_))
+
+
+def test_a_secure_estimator_makes_a_secure_search():
+    estimator = PrivateFrechetMean(SPACE, clip_norm=1.5, secure=True)
+    search = PrivateGridSearchCV(estimator, GRID, epsilon=4.0, loss_bound=2.0,
+                                 budget=PrivacyBudget(4.0, 1e-5)).fit(_data())
+    assert search.best_estimator_.secure and search.best_estimator_.random_state is None
+    with pytest.raises(ValueError, match="random_state"):
+        PrivateGridSearchCV(estimator, GRID, epsilon=4.0, loss_bound=2.0, random_state=0,
+                            budget=PrivacyBudget(4.0, 1e-5)).fit(_data())
