@@ -14,8 +14,8 @@ ball, hence the scale 2 Delta / epsilon; it is sampled exactly by rejection in t
 square-root chart (``laplace.bures_wasserstein``).
 
 Only exact samplers are used: a metric without one (Grassmann, Stiefel, any other), or a
-law whose rejection sampler accepts too rarely at the public center (SPD affine-invariant
-beyond 3 x 3, Bures-Wasserstein beyond about 5 x 5), is refused before the budget is
+law whose rejection sampler accepts too rarely at the public center (Bures-Wasserstein from
+6 x 6 on), is refused before the budget is
 checked, since a Metropolis-Hastings draw is epsilon-DP only up to its unproven mixing.
 The release never gives up sampling (its acceptance rate depends on the mean).
 """
