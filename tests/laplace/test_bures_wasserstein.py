@@ -228,3 +228,15 @@ def test_laplace_without_an_exact_sampler_is_refused_before_the_budget():
         PrivateFrechetMean(space, epsilon=1.0, method="laplace", radius=0.3,
                            center=center, budget=budget).fit(points)
     assert budget.spent_epsilon == 0
+
+
+def test_laplace_whose_exact_sampler_accepts_too_rarely_is_refused_before_the_budget():
+    """SPD(6) Bures-Wasserstein: 4 in 10,000 proposals accepted at the public center."""
+    space = SPDMatrices(6, equip=False)
+    space.equip_with_metric(SPDBuresWassersteinMetric)
+    budget = PrivacyBudget(1.0, 0.0)
+    points = np.full((50, 6, 6), np.nan)  # never read
+    with pytest.raises(ValueError, match="accepts too rarely .* not proven"):
+        PrivateFrechetMean(space, epsilon=1.0, method="laplace", radius=0.1,
+                           center=np.eye(6), budget=budget).fit(points)
+    assert budget.spent_epsilon == 0
