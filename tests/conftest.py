@@ -33,16 +33,24 @@ def pytest_addoption(parser):
     )
 
 
+def pytest_configure(config):
+    """Publish --seed-shift through the environment, where ``shifted`` reads it."""
+    option = config.getoption("--seed-shift")
+    if option is not None:
+        os.environ[SEED_SHIFT_VARIABLE] = str(option)
+
+
 def pytest_report_header(config):
     """Print the seed shift, so that a failure names the block it ran on."""
-    return f"seed shift: {_seed_shift_blocks(config)}"
+    return f"seed shift: {os.environ.get(SEED_SHIFT_VARIABLE, '0')} ({SEED_SHIFT_VARIABLE})"
 
 
-def _seed_shift_blocks(config):
-    option = config.getoption("--seed-shift")
-    if option is None:
-        option = int(os.environ.get(SEED_SHIFT_VARIABLE, "0"))
-    return option
+def shifted(seed):
+    """``seed`` moved to the current block: seed + K * SEED_STRIDE under --seed-shift=K.
+
+    Statistical tests and audits wrap each fixed seed in it (``default_rng(shifted(0))``).
+    """
+    return seed + SEED_STRIDE * int(os.environ.get(SEED_SHIFT_VARIABLE, "0"))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -62,6 +70,6 @@ def backend():
 
 
 @pytest.fixture
-def seed_shift(request):
-    """What a statistical test adds to each of its fixed seeds (0 unless --seed-shift=K)."""
-    return SEED_STRIDE * _seed_shift_blocks(request.config)
+def seed_shift():
+    """What a statistical test adds to each of its fixed seeds (``shifted(0)``)."""
+    return shifted(0)

@@ -68,26 +68,28 @@ def _fit(options, delta):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_gradient_mechanism_passes_and_its_halved_noise_twin_is_refuted(name, monkeypatch):
+def test_gradient_mechanism_passes_and_its_halved_noise_twin_is_refuted(
+    name, monkeypatch, seed_shift
+):
     options, dataset, neighbour, n_runs = CASES[name]
     fit = _fit(options, DELTA)
-    honest = audit_fit(fit, dataset, neighbour, DELTA, n_runs=n_runs)
+    honest = audit_fit(fit, dataset, neighbour, DELTA, n_runs=n_runs, seed=seed_shift)
     with halved_gaussian_noise(monkeypatch):
-        broken = audit_fit(fit, dataset, neighbour, DELTA, n_runs=n_runs)
+        broken = audit_fit(fit, dataset, neighbour, DELTA, n_runs=n_runs, seed=seed_shift)
     print(f"{name}: honest {honest.epsilon_lower_bound:.2f}, "
           f"halved {broken.epsilon_lower_bound:.2f}")
     assert not honest.refutes(EPSILON), honest
     assert broken.refutes(EPSILON), broken
 
 
-def test_laplace_passes_and_its_halved_scale_twin_is_refuted(monkeypatch):
+def test_laplace_passes_and_its_halved_scale_twin_is_refuted(monkeypatch, seed_shift):
     # replace-one inside the public ball B(0, 1): one record moved across the ball
     options = {"method": "laplace", "radius": 1.0, "center": np.zeros(1)}
     fit = _fit(options, 0.0)
     dataset, neighbour = [[0.0], [1.0]], [[0.0], [-1.0]]
-    honest = audit_fit(fit, dataset, neighbour, 0.0, n_runs=1200)
+    honest = audit_fit(fit, dataset, neighbour, 0.0, n_runs=1200, seed=seed_shift)
     with halved_laplace_scale(monkeypatch):
-        broken = audit_fit(fit, dataset, neighbour, 0.0, n_runs=1200)
+        broken = audit_fit(fit, dataset, neighbour, 0.0, n_runs=1200, seed=seed_shift)
     print(f"laplace: honest {honest.epsilon_lower_bound:.2f}, "
           f"halved {broken.epsilon_lower_bound:.2f}")
     assert not honest.refutes(EPSILON), honest
