@@ -39,16 +39,16 @@ CASES = {  # options, dataset, neighbour, runs per dataset
     "rgd": ({"method": "rgd", **ONE_STEP}, [[0.0], [FAR]], [[0.0], [-FAR]], 2000),
     "rsgd_without_replacement": (
         {"method": "rsgd", "batch_size": 1, "output": "last", **ONE_STEP},
-        [[-FAR], [FAR]], [[-FAR], [-FAR]], 2000,
+        [[-FAR], [FAR]], [[-FAR], [-FAR]], 10_000,
     ),
     "rsgd_poisson": (
         {"method": "rsgd", "sampling": "poisson", "dataset_size": 2, "batch_size": 1,
          "output": "last", **ONE_STEP},
-        [[0.0], [0.0], [FAR]], [[0.0], [0.0]], 2000,
+        [[0.0], [0.0], [FAR]], [[0.0], [0.0]], 10_000,
     ),
     "rsvrg": (
         {"method": "rsvrg", "inner_steps": 1, "batch_size": 2, **ONE_STEP},
-        [[0.0], [FAR]], [[0.0], [-FAR]], 2000,
+        [[0.0], [FAR]], [[0.0], [-FAR]], 6000,
     ),
 }
 
@@ -73,9 +73,10 @@ def test_gradient_mechanism_passes_and_its_halved_noise_twin_is_refuted(
 ):
     options, dataset, neighbour, n_runs = CASES[name]
     fit = _fit(options, DELTA)
-    honest = audit_fit(fit, dataset, neighbour, DELTA, n_runs=n_runs, seed=seed_shift)
+    settings = {"n_runs": n_runs, "seed": seed_shift, "calibration_fraction": 0.5}
+    honest = audit_fit(fit, dataset, neighbour, DELTA, **settings)
     with halved_gaussian_noise(monkeypatch):
-        broken = audit_fit(fit, dataset, neighbour, DELTA, n_runs=n_runs, seed=seed_shift)
+        broken = audit_fit(fit, dataset, neighbour, DELTA, **settings)
     print(f"{name}: honest {honest.epsilon_lower_bound:.2f}, "
           f"halved {broken.epsilon_lower_bound:.2f}")
     assert not honest.refutes(EPSILON), honest
