@@ -15,9 +15,9 @@ square-root chart (``laplace.bures_wasserstein``).
 
 Only exact samplers are used: a metric without one (Grassmann, Stiefel, any other), or a
 law whose rejection sampler accepts too rarely at the public center (Bures-Wasserstein from
-6 x 6 on), is refused before the budget is
-checked, since a Metropolis-Hastings draw is epsilon-DP only up to its unproven mixing.
-The release never gives up sampling (its acceptance rate depends on the mean).
+6 x 6 on), is refused before the budget is checked, since a Metropolis-Hastings draw is
+epsilon-DP only up to its unproven mixing. The release never gives up sampling (its
+acceptance rate depends on the mean).
 """
 
 import warnings
