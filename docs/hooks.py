@@ -6,14 +6,20 @@
 - Benchmarks: every ``docs/benchmarks/*.md``, and the PNGs of ``benchmarks/results/`` so
   that those pages can show them (``![...](results/name.png)``).
 - User guide: any top-level ``docs/*.md`` that ``mkdocs.yml``'s nav does not name.
+- Alt text: a notebook cell's metadata ``"alt"`` (one text per image output) becomes the
+  alt text of its figures (nbconvert's template writes none and warns).
 """
 
+import copy
+import html
 import importlib
 import pkgutil
 from pathlib import Path
 
 import mkdocs.plugins
+import mkdocs_jupyter.nbconvert2
 from mkdocs.structure.files import File
+from nbconvert.exporters.html import HTMLExporter
 
 import geomstats_dp
 
@@ -72,7 +78,25 @@ def _named_pages(nav):
             yield value
 
 
+class AltTextHTMLExporter(HTMLExporter):
+    """nbconvert's HTML exporter, rendering each PNG output with the alt text its cell's
+    metadata ``"alt"`` lists (an image without one is left to nbconvert's warning)."""
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        nb = copy.deepcopy(nb)
+        for cell in nb.cells:
+            texts = iter(cell.metadata.get("alt", []))
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                text = next(texts, None) if "image/png" in data else None
+                if text is not None:  # text/html outranks image/png in the display
+                    data["text/html"] = (f'<img alt="{html.escape(text)}" '
+                                         f'src="data:image/png;base64,{data["image/png"]}">')
+        return super().from_notebook_node(nb, resources, **kw)
+
+
 def on_config(config):
+    mkdocs_jupyter.nbconvert2.HTMLExporter = AltTextHTMLExporter
     nav = config["nav"]
     _section(nav, "Tutorials").extend(
         f"{TUTORIALS}/{path.name}" for path in sorted((ROOT / TUTORIALS).glob("*.ipynb"))

@@ -1,6 +1,7 @@
 """What every private estimator shares with scikit-learn: parameters, budget, fitted state."""
 
 from sklearn.base import BaseEstimator
+from sklearn.utils import TransformerTags
 
 from geomstats_dp.privacy import current_budget, resolve_budget
 
@@ -29,6 +30,13 @@ class PrivateEstimator(BaseEstimator):
         clone = _clone_parametrized(self)
         clone._creation_budget = self.__dict__.get("_creation_budget")
         return clone
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags; an estimator with ``transform`` is a transformer."""
+        tags = super().__sklearn_tags__()
+        if hasattr(self, "transform") and tags.transformer_tags is None:
+            tags.transformer_tags = TransformerTags()
+        return tags
 
     def _start_fit(self, epsilon, delta):
         """Clear the fitted attributes; return the budget this fit charges."""

@@ -10,8 +10,14 @@ On SPD matrices with the Bures-Wasserstein metric (the Wasserstein barycenter of
 Gaussians), whose curvature is bounded only away from singular matrices, the curvature
 and injectivity bounds of Theorem 2 are those of the public ball (``laplace.ball_geometry``:
 eigenvalues >= (sqrt(lambda_min(center)) - r)^2 there), and the law is restricted to the
-ball, hence the scale 2 Delta / epsilon; it is sampled by Metropolis-Hastings, like every
-metric without an exact sampler.
+ball, hence the scale 2 Delta / epsilon; it is sampled exactly by rejection in the
+square-root chart (``laplace.bures_wasserstein``).
+
+Only exact samplers are used: a metric without one (Grassmann, Stiefel, any other), or a
+law whose rejection sampler accepts too rarely at the public center (Bures-Wasserstein from
+6 x 6 on), is refused before the budget is checked, since a Metropolis-Hastings draw is
+epsilon-DP only up to its unproven mixing. The release never gives up sampling (its
+acceptance rate depends on the mean).
 """
 
 import warnings
@@ -22,6 +28,7 @@ from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp._validation import check_positive_finite
 from geomstats_dp.distributions import RiemannianLaplace
 from geomstats_dp.distributions.laplace import frechet_mean_sensitivity, laplace_scale
+from geomstats_dp.distributions.laplace.rejection import LowAcceptanceError
 from geomstats_dp.distributions.laplace.sensitivity import locally_bounded
 from geomstats_dp.learning._data import check_values
 from geomstats_dp.learning._diagnostics import user_stacklevel
@@ -30,6 +37,7 @@ from geomstats_dp.learning.reference import exact_frechet_mean
 from geomstats_dp.privacy import PrivacyLeakWarning, PureEvent
 
 INSIDE = 1 - 1e-9  # projected points land just inside the open ball
+PILOT_DRAWS, PILOT_SEED = 20, 0  # the public feasibility check of the exact sampler
 
 
 def project_onto_ball(space, points, center, radius):
@@ -53,6 +61,38 @@ def project_onto_ball(space, points, center, radius):
     projected = points.copy()
     projected[outside] = to_numpy(space.metric.exp(logs * to_backend(shrink), center))
     return projected, int(outside.sum())
+
+
+def check_exact_sampler(space, center, scale, ball):
+    """Refuse, from public quantities only, a Laplace law without a working exact sampler.
+
+    Builds the law at the public ``center`` (checks the center and the law's existence,
+    e.g. scale < 1/(d-1) on H^d) and draws ``PILOT_DRAWS`` points from it with a fixed
+    seed. A Metropolis-Hastings draw only approximates the law, so its pure-DP claim
+    would hold only up to the chain's unproven mixing: no such release is offered.
+
+    Raises
+    ------
+    ValueError
+        If the space has no exact sampler, or its rejection sampler accepts fewer than
+        1 in 1,000 proposals at the center.
+    """
+    if not RiemannianLaplace(space, center, scale, **ball).has_exact_sampler:
+        raise ValueError(
+            f"method='laplace' has no exact sampler of the Laplace law on "
+            f"{type(space).__name__} with this metric; Metropolis-Hastings would make the "
+            "pure-DP claim hold only up to the chain's mixing, which is not proven. Use a "
+            "Gaussian method (method='auto')"
+        )
+    try:
+        law = RiemannianLaplace(space, center, scale, method="exact", **ball)
+        law.sample(PILOT_DRAWS, random_state=PILOT_SEED)
+    except LowAcceptanceError as error:
+        raise ValueError(
+            f"method='laplace' refuses this release: {error}. Its exact sampler accepts too "
+            "rarely at this scale, and a Metropolis-Hastings draw would make the pure-DP "
+            "claim hold only up to the chain's mixing, which is not proven"
+        ) from error
 
 
 class LaplaceRelease(ReleaseMechanism):
@@ -81,9 +121,9 @@ class LaplaceRelease(ReleaseMechanism):
                      if locally_bounded(space) else {})
         self.scale = laplace_scale(self.sensitivity, estimator.epsilon, space,
                                    truncated=bool(self.ball))
-        # Build the law once at the center: checks the center and the law's existence
-        # (hyperbolic: scale < 1/(d-1)) before the budget is charged or the data read.
-        RiemannianLaplace(space, self.center, self.scale, **self.ball)
+        # Build the law at the center and try its exact sampler there: public checks
+        # before the budget is charged or the data read.
+        check_exact_sampler(space, self.center, self.scale, self.ball)
 
     def events(self):
         return (PureEvent(self.estimator.epsilon, sensitivity=self.sensitivity,
@@ -101,8 +141,8 @@ class LaplaceRelease(ReleaseMechanism):
                 stacklevel=user_stacklevel(),
             )
         mean = exact_frechet_mean(space, to_backend(points))
-        release = RiemannianLaplace(space, mean, self.scale, **self.ball).sample(
-            random_state=rng)
+        law = RiemannianLaplace(space, mean, self.scale, method="exact", **self.ball)
+        release = law.sample(random_state=rng, give_up=False)
         multiplier = self.scale / self.sensitivity
         return {
             "estimate_": release,

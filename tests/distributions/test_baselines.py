@@ -26,6 +26,7 @@ from geomstats_dp.distributions.baselines import (
     orthonormal_basis,
 )
 from geomstats_dp.distributions.registry import find_transport
+from tests.conftest import shifted
 
 from ._statistics import (
     FALSE_ALARM,
@@ -56,7 +57,7 @@ def _single_threaded():
 
 def _cholesky_case():
     """A metric with no registered transport: Cholesky metric on lower-triangular matrices."""
-    lower = np.tril(np.random.default_rng(8).normal(size=(2, 3, 3)), -1)
+    lower = np.tril(np.random.default_rng(shifted(8)).normal(size=(2, 3, 3)), -1)
     diagonals = np.stack([np.diag([1.0, 2.0, 0.5]), np.diag([0.2, 1.0, 3.0])])
     return PositiveLowerTriangularMatrices(3), lower + diagonals
 
@@ -103,7 +104,7 @@ def _batched_draws(space, points, method, n_samples, **kwargs):
     """Draws at every point in one call, numpy [n_samples, k, *shape]."""
     sampler = TangentGaussian(space, method=method, **kwargs)
     draws = sampler.sample(
-        to_backend(points), n_samples=n_samples, sigma=SIGMA, random_state=11
+        to_backend(points), n_samples=n_samples, sigma=SIGMA, random_state=shifted(11)
     )
     return to_numpy(draws)
 
@@ -138,7 +139,7 @@ def test_explicit_basis_is_the_transported_basis(family_case):
     space = family_case.space
     transport = find_transport(space.metric)(space, space.metric)
     explicit = ExplicitBasis(transport)
-    coefficients = np.random.default_rng(4).normal(size=(5, int(space.dim)))
+    coefficients = np.random.default_rng(shifted(4)).normal(size=(5, int(space.dim)))
     for point in family_case.points.values():
         basis = explicit.basis(point)
         _assert_orthonormal_tangent_basis(space, basis, point)
@@ -214,7 +215,7 @@ def test_mcmc_default_one_chain_per_draw_has_the_right_squared_norm():
     case = make_case("hypersphere", "random")
     draws = to_numpy(
         TangentGaussian(case.space, method="mcmc").sample(
-            to_backend(case.base_point), n_samples=4000, sigma=SIGMA, random_state=3
+            to_backend(case.base_point), n_samples=4000, sigma=SIGMA, random_state=shifted(3)
         )
     )
     squared_norms = inner_products(case.space.metric, draws, draws, case.base_point)
@@ -225,7 +226,7 @@ def test_mcmc_stays_put_on_rejection():
     """A step so large that every proposal is rejected leaves every chain at its start 0."""
     case = make_case("hypersphere", "random")
     sampler = MetropolisHastings(case.space, case.space.metric, burn_in=20, step_size=1e4)
-    draws = sampler.sample(case.base_point[None], 50, np.random.default_rng(0))
+    draws = sampler.sample(case.base_point[None], 50, np.random.default_rng(shifted(0)))
     assert np.all(draws == 0.0)
 
 

@@ -30,6 +30,7 @@ from geomstats_dp.distributions.parallel_transport import (
     ParallelTransportSampler,
     has_exact_parallel_transport,
 )
+from tests.conftest import shifted
 
 from ._statistics import (
     assert_gaussian_coordinates,
@@ -183,7 +184,7 @@ def test_transported_basis_is_orthonormal_tangent_and_inverted_by_transport_back
     assert reference.shape == (dim,) + tuple(space.shape)
     np.testing.assert_allclose(_gram(space.metric, reference, sampler.reference), np.eye(dim),
                                atol=1e-12)
-    coefficients = np.random.default_rng(12).normal(size=(3, dim))
+    coefficients = np.random.default_rng(shifted(12)).normal(size=(3, dim))
     np.testing.assert_allclose(sampler.to_coordinates(sampler.from_coordinates(coefficients)),
                                coefficients, atol=1e-12)
     moved = sampler.transport(point[None], reference[:, None])[:, 0]
@@ -240,8 +241,8 @@ def test_draws_combine_the_seeded_coefficients_with_the_transported_basis(n_samp
     space = _space("so4")
     sampler = TangentGaussian(space).sampler
     points = np.stack(list(SPACES["so4"][1].values()))
-    draws = sampler.sample(points, n_samples, np.random.default_rng(3))
-    coefficients = np.random.default_rng(3).standard_normal((n_samples, 2, 6))
+    draws = sampler.sample(points, n_samples, np.random.default_rng(shifted(3)))
+    coefficients = np.random.default_rng(shifted(3)).standard_normal((n_samples, 2, 6))
     basis = sampler.transport(points, sampler.reference_basis()[:, None].repeat(2, axis=1))
     expected = np.einsum("nkd,dkij->nkij", coefficients, basis)
     np.testing.assert_allclose(draws, expected, atol=1e-12)
@@ -249,7 +250,7 @@ def test_draws_combine_the_seeded_coefficients_with_the_transported_basis(n_samp
 
 def _draw(space, point, method="transport", seed=0):
     draws = TangentGaussian(space, method).sample(to_backend(point), n_samples=N_DRAWS,
-                                                  sigma=SIGMA, random_state=seed)
+                                                  sigma=SIGMA, random_state=shifted(seed))
     return to_numpy(draws)
 
 

@@ -50,13 +50,14 @@ def _sphere_quadrature(n):
     if n == 2:
         angles = (np.arange(2048) + 0.5) * 2 * np.pi / 2048
         return np.stack([np.cos(angles), np.sin(angles)], axis=-1), np.full(2048, 1 / 2048)
-    heights, height_weights = np.polynomial.legendre.leggauss(64)
-    angles = (np.arange(128) + 0.5) * 2 * np.pi / 128
-    z, phi = np.meshgrid(heights, angles, indexing="ij")
+    # Fibonacci sphere, equal weights: a product grid (Gauss-Legendre heights x uniform
+    # angles) aligns its nodes on the level sets of sum |w_i - w_j| and put the CDF of that
+    # spread 0.009 off at sigma = 0.05 (against 2e6 Monte Carlo directions); this grid 0.003
+    index = np.arange(8192) + 0.5
+    z, phi = 1 - 2 * index / 8192, np.pi * (1 + math.sqrt(5.0)) * index
     ring = np.sqrt(1 - z**2)
-    nodes = np.stack([ring * np.cos(phi), ring * np.sin(phi), z], axis=-1).reshape(-1, 3)
-    weights = (height_weights[:, None] / 2 / 128 * np.ones_like(phi)).reshape(-1)
-    return nodes, weights
+    nodes = np.stack([ring * np.cos(phi), ring * np.sin(phi), z], axis=-1)
+    return nodes, np.full(8192, 1 / 8192)
 
 
 def spd_pair_gaps(vectors):

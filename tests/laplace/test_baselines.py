@@ -17,6 +17,7 @@ from geomstats_dp.distributions.laplace.baselines import (
     ambient_mean_sensitivity,
     knorm_gradient_release,
 )
+from tests.conftest import shifted
 
 from .laplace_reference import P_MIN, gamma_cdf
 
@@ -34,7 +35,7 @@ def test_ambient_radius_is_attained_on_the_sphere_and_spd():
     radius, n = 0.6, 10
     sphere, north = Hypersphere(2), np.array([0.0, 0.0, 1.0])
     ambient = ambient_mean_sensitivity(sphere, radius, n) * n / 2
-    rng = np.random.default_rng(30)
+    rng = np.random.default_rng(shifted(30))
     for _ in range(20):
         tangent = np.r_[rng.standard_normal(2), 0.0]
         point = boundary_point(sphere, north, tangent, radius)
@@ -55,7 +56,7 @@ def test_ambient_release_noise_is_l2_laplace_in_vech_coordinates():
     # (Gamma(4) would shift the CDF by about 0.2; the KS critical value at 800 draws is 0.07).
     spd, mean = SPDMatrices(2), np.array([[2.0, 0.3], [0.3, 1.0]])
     sensitivity, epsilon = 0.02, 1.0
-    rng = np.random.default_rng(31)
+    rng = np.random.default_rng(shifted(31))
     releases = np.stack([
         to_numpy(ambient_laplace_release(spd, to_backend(mean), sensitivity, epsilon, rng))
         for _ in range(800)
@@ -69,7 +70,7 @@ def test_ambient_release_noise_is_l2_laplace_in_vech_coordinates():
 def test_ambient_release_is_projected_on_the_sphere():
     sphere = Hypersphere(2)
     release = ambient_laplace_release(
-        sphere, gs.array([0.0, 0.0, 1.0]), 0.5, 1.0, random_state=3
+        sphere, gs.array([0.0, 0.0, 1.0]), 0.5, 1.0, random_state=shifted(3)
     )
     assert release.shape == (3,)
     assert bool(to_numpy(sphere.belongs(release)))
@@ -87,7 +88,7 @@ def test_knorm_gradient_mechanism_on_euclidean_space():
     sigma = 2 * frechet_gradient_sensitivity(space, radius, len(data)) / epsilon
     releases = knorm_gradient_release(
         space, to_backend(data), epsilon, radius, to_backend(center), n_samples=1000,
-        random_state=32, burn_in=300,
+        random_state=shifted(32), burn_in=300,
     )
     distances = np.linalg.norm(to_numpy(releases) - center, axis=-1)
     assert distances.max() < radius
@@ -99,7 +100,7 @@ def test_knorm_gradient_release_on_the_sphere_and_data_check():
     data = np.stack([boundary_point(sphere, center, np.array([c, s, 0.0]), 0.3)
                      for c, s in [(1, 0), (0, 1), (-1, 1)]])
     release = knorm_gradient_release(
-        sphere, to_backend(data), 1.0, math.pi / 8, to_backend(center), random_state=4,
+        sphere, to_backend(data), 1.0, math.pi / 8, to_backend(center), random_state=shifted(4),
         burn_in=50,
     )
     assert release.shape == (3,)

@@ -10,6 +10,7 @@ from geomstats_dp.distributions.laplace.log_concave import LogConcaveSampler
 from geomstats_dp.distributions.laplace.radial import RadialLaw
 from geomstats_dp.distributions.laplace.rejection import LowAcceptanceError, rejection_sample
 from geomstats_dp.distributions.laplace.spd_polar import SPDSpectrumLaw, scale_limit
+from tests.conftest import shifted
 from .laplace_reference import (
     P_MIN,
     gamma_cdf,
@@ -39,12 +40,12 @@ N_DRAWS = 4000
     ],
 )
 def test_radius_matches_quadrature_cdf(dim, sigma, curvature, upper):
-    draws = RadialLaw(dim, 1 / sigma, curvature, upper).sample(N_DRAWS, np.random.default_rng(3))
+    draws = RadialLaw(dim, 1 / sigma, curvature, upper).sample(N_DRAWS, np.random.default_rng(shifted(3)))
     assert stats.kstest(draws, radial_cdf(dim, sigma, curvature, upper)).pvalue > P_MIN
 
 
 def test_flat_untruncated_radius_is_gamma():
-    draws = RadialLaw(6, 1 / 0.7, 0).sample(N_DRAWS, np.random.default_rng(4))
+    draws = RadialLaw(6, 1 / 0.7, 0).sample(N_DRAWS, np.random.default_rng(shifted(4)))
     assert stats.kstest(draws, gamma_cdf(6, 0.7)).pvalue > P_MIN
 
 
@@ -54,7 +55,7 @@ def test_hyperbolic_radius_is_accurate_near_the_existence_limit():
     # (psi'(b) - psi'(b+d))/4; the sample mean must be within 5 standard errors.
     dim, b, n_draws = 2, 0.005, 20000
     sigma = 1 / (2 * b + dim - 1)
-    draws = RadialLaw(dim, 1 / sigma, -1).sample(n_draws, np.random.default_rng(5))
+    draws = RadialLaw(dim, 1 / sigma, -1).sample(n_draws, np.random.default_rng(shifted(5)))
     mean = 0.5 * (special.digamma(b + dim) - special.digamma(b))
     sd = 0.5 * math.sqrt(special.polygamma(1, b) - special.polygamma(1, b + dim))
     assert np.isfinite(draws).all()
@@ -83,7 +84,7 @@ def test_hyperbolic_law_without_truncation_needs_small_scale():
 def test_log_concave_sampler_is_exact_for_a_truncated_normal():
     # h(x) = -x^2/2 on [-1, 2]: an independent closed form (scipy's truncnorm).
     sampler = LogConcaveSampler(lambda x: -0.5 * x**2, lambda x: -x, 0.0, -1.0, 2.0)
-    draws = sampler.sample(N_DRAWS, np.random.default_rng(6))
+    draws = sampler.sample(N_DRAWS, np.random.default_rng(shifted(6)))
     assert stats.kstest(draws, stats.truncnorm(-1.0, 2.0).cdf).pvalue > P_MIN
 
 
@@ -92,7 +93,7 @@ def test_rejection_gives_up_when_nothing_is_accepted():
         return np.zeros(size), np.zeros(size, dtype=bool)
 
     with pytest.raises(LowAcceptanceError, match="mcmc"):
-        rejection_sample(propose, 5, np.random.default_rng(0), what="test")
+        rejection_sample(propose, 5, np.random.default_rng(shifted(0)), what="test")
 
 
 @pytest.mark.parametrize(
@@ -103,7 +104,7 @@ def test_rejection_gives_up_when_nothing_is_accepted():
 def test_spd_spectrum_norm_and_spread_match_quadrature(n, sigma, upper):
     # |r| and the direction statistic sum |r_i - r_j| / |r| together distinguish the target
     # from either envelope (the norm alone barely does at sigma = 0.5).
-    spectra = SPDSpectrumLaw(n, sigma, upper).sample_exact(N_DRAWS, np.random.default_rng(7))
+    spectra = SPDSpectrumLaw(n, sigma, upper).sample_exact(N_DRAWS, np.random.default_rng(shifted(7)))
     norms = np.linalg.norm(spectra, axis=-1)
     assert stats.kstest(norms, spd_radius_cdf(n, sigma, upper)).pvalue > P_MIN
     spread = spd_pair_gaps(spectra).sum(axis=-1) / norms
@@ -116,7 +117,7 @@ def test_spd_spectrum_mcmc_matches_quadrature(n, sigma):
     # Independent chains, one draw each, 2,000 steps: the draws are iid up to the burn-in
     # bias; the same KS threshold applies on 2,000 draws.
     law = SPDSpectrumLaw(n, sigma)
-    draws = law.sample_mcmc(2000, np.random.default_rng(8), burn_in=2000)
+    draws = law.sample_mcmc(2000, np.random.default_rng(shifted(8)), burn_in=2000)
     norms = np.linalg.norm(draws, axis=-1)
     assert stats.kstest(norms, spd_radius_cdf(n, sigma)).pvalue > P_MIN
     spread = spd_pair_gaps(draws).sum(axis=-1) / norms

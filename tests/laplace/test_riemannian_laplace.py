@@ -22,6 +22,7 @@ from scipy import stats
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import RiemannianLaplace
 from geomstats_dp.distributions.baselines import orthonormal_basis
+from tests.conftest import shifted
 
 from .laplace_reference import (
     P_MIN,
@@ -104,7 +105,7 @@ def test_radial_law_and_directions(name):
     make_space, footpoint, sigma, reference = RADIAL_CASES[name]
     space = make_space()
     points = RiemannianLaplace(space, to_backend(footpoint), sigma).sample(
-        N_DRAWS, random_state=11
+        N_DRAWS, random_state=shifted(11)
     )
     assert points.shape == (N_DRAWS,) + tuple(space.shape)
     assert type(points) is type(gs.zeros(1))
@@ -137,7 +138,7 @@ def test_log_euclidean_law():
     # checked to agree on the first 50 draws.
     space, sigma = log_euclidean(3), 0.5
     points = RiemannianLaplace(space, to_backend(SPD_FOOTPOINT), sigma).sample(
-        N_DRAWS, random_state=19
+        N_DRAWS, random_state=shifted(19)
     )
     assert bool(np.all(to_numpy(space.belongs(points, atol=1e-8))))
     difference = symmetric_log(to_numpy(points)) - symmetric_log(SPD_FOOTPOINT)
@@ -165,7 +166,7 @@ def test_spd2_affine_polar_law():
     footpoint, sigma = np.array([[1.5, 0.4], [0.4, 0.8]]), 0.3
     space = SPDMatrices(2)
     points = RiemannianLaplace(space, to_backend(footpoint), sigma).sample(
-        N_DRAWS, random_state=12
+        N_DRAWS, random_state=shifted(12)
     )
     assert bool(np.all(to_numpy(space.belongs(points, atol=1e-8))))
     log_eigenvalues, eigenvectors = spd_spectra(footpoint, points)
@@ -191,7 +192,7 @@ def test_spd3_affine_radius(method):
         SPDMatrices(3), to_backend(SPD_FOOTPOINT), sigma, method=method,
         mcmc_options={"burn_in": 1500} if method == "mcmc" else None,
     )
-    points = law.sample(N_DRAWS, random_state=13)
+    points = law.sample(N_DRAWS, random_state=shifted(13))
     assert law.method_ == method
     log_eigenvalues, _ = spd_spectra(SPD_FOOTPOINT, points)
     rho = np.linalg.norm(log_eigenvalues, axis=-1)
@@ -204,7 +205,7 @@ def test_spd3_affine_radius(method):
 def test_sphere_ball_about_the_footpoint_truncates_the_radial_law():
     space, footpoint, sigma, radius = Hypersphere(2), unit([1.0, 1.0, 0.0]), 0.8, 0.7
     points = RiemannianLaplace(space, to_backend(footpoint), sigma, radius=radius).sample(
-        N_DRAWS, random_state=14
+        N_DRAWS, random_state=shifted(14)
     )
     rho = distances(space, footpoint, points)
     assert rho.max() < radius
@@ -224,7 +225,7 @@ def test_off_centre_ball_exact_and_mcmc_agree():
             space, to_backend(footpoint), sigma, radius=radius, center=to_backend(center),
             method=method, mcmc_options={"burn_in": 300} if method == "mcmc" else None,
         )
-        points = law.sample(600, random_state=15)
+        points = law.sample(600, random_state=shifted(15))
         samples[method] = distances(space, center, points)
         assert samples[method].max() < radius
     assert stats.ks_2samp(samples["exact"], samples["mcmc"]).pvalue > P_MIN
@@ -234,7 +235,7 @@ def test_truncation_makes_a_non_normalisable_law_usable():
     space = SPDMatrices(2)
     with pytest.raises(ValueError, match="radius="):
         RiemannianLaplace(space, gs.eye(2), 5.0)
-    points = RiemannianLaplace(space, gs.eye(2), 5.0, radius=1.0).sample(300, random_state=0)
+    points = RiemannianLaplace(space, gs.eye(2), 5.0, radius=1.0).sample(300, random_state=shifted(0))
     assert distances(space, np.eye(2), points).max() < 1.0
 
 
@@ -243,7 +244,7 @@ def test_hyperbolic_draws_beyond_float64_range_raise():
     # hyperbolic coordinates represent
     law = RiemannianLaplace(PoincareBall(2), gs.zeros(2), 1 / 1.01)
     with pytest.raises(ValueError, match="float64"):
-        law.sample(50, random_state=0)
+        law.sample(50, random_state=shifted(0))
 
 
 @pytest.mark.parametrize("space_factory", [lambda: Hyperboloid(3), lambda: PoincareBall(3)])
@@ -261,7 +262,7 @@ def test_log_prob_is_normalised_on_the_sphere():
     space, sigma = Hypersphere(2), 0.5
     law = RiemannianLaplace(space, to_backend(unit([0, 1.0, 1.0])), sigma)
     assert law.is_normalised
-    uniform = np.random.default_rng(16).standard_normal((20000, 3))
+    uniform = np.random.default_rng(shifted(16)).standard_normal((20000, 3))
     uniform /= np.linalg.norm(uniform, axis=-1, keepdims=True)
     density = np.exp(to_numpy(law.log_prob(to_backend(uniform))))
     integral = density.mean() * 4 * math.pi
@@ -298,13 +299,13 @@ def test_log_prob_shapes_and_ball():
 
 def test_single_sample_is_unbatched_and_reproducible():
     law = RiemannianLaplace(Hyperboloid(2), to_backend(hyperboloid_point([0, 0])), 0.3)
-    first, second = law.sample(random_state=5), law.sample(random_state=5)
+    first, second = law.sample(random_state=shifted(5)), law.sample(random_state=shifted(5))
     assert first.shape == (3,)
     np.testing.assert_array_equal(to_numpy(first), to_numpy(second))
-    batch_a = to_numpy(law.sample(10, random_state=np.random.default_rng(7)))
-    batch_b = to_numpy(law.sample(10, random_state=np.random.default_rng(7)))
+    batch_a = to_numpy(law.sample(10, random_state=np.random.default_rng(shifted(7))))
+    batch_b = to_numpy(law.sample(10, random_state=np.random.default_rng(shifted(7))))
     np.testing.assert_array_equal(batch_a, batch_b)
-    assert not np.allclose(batch_a, to_numpy(law.sample(10, random_state=8)))
+    assert not np.allclose(batch_a, to_numpy(law.sample(10, random_state=shifted(8))))
 
 
 @pytest.mark.slow
@@ -314,7 +315,7 @@ def test_generic_metropolis_on_the_grassmannian():
     # kernel itself is checked on the sphere below.
     space, footpoint = Grassmannian(3, 1), np.diag([1.0, 0.0, 0.0])
     law = RiemannianLaplace(space, to_backend(footpoint), 0.4, mcmc_options={"burn_in": 5})
-    points = law.sample(10, random_state=17)
+    points = law.sample(10, random_state=shifted(17))
     assert law.method_ == "mcmc"
     assert bool(np.all(to_numpy(space.belongs(points, atol=1e-6))))
     rho = distances(space, footpoint, points)
@@ -326,7 +327,7 @@ def test_sphere_metropolis_matches_the_exact_radial_law():
     space, sigma = Hypersphere(2), 0.5
     law = RiemannianLaplace(space, to_backend(unit([1.0, 0, 0])), sigma, method="mcmc",
                             mcmc_options={"burn_in": 300})
-    points = law.sample(1500, random_state=18)
+    points = law.sample(1500, random_state=shifted(18))
     assert law.method_ == "mcmc"
     rho = distances(space, unit([1.0, 0, 0]), points)
     assert stats.kstest(rho, radial_cdf(2, sigma, 1)).pvalue > P_MIN

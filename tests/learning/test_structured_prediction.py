@@ -19,6 +19,7 @@ from geomstats_dp.learning.structured_prediction import (
 )
 from geomstats_dp.optim import PairedSamples
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget, gdp_epsilon
+from tests.conftest import shifted
 from tests.optim.spies import TangentGaussianSpy
 
 SPACE = Hyperboloid(2)
@@ -27,7 +28,7 @@ CLIP = 3.0  # D: the targets lie within distance ~1.2 of the origin (and of each
 
 def _data(n_samples=100, seed=0):
     """Features on [0, 1]; targets on a curve of the hyperbolic plane, plus noise."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(shifted(seed))
     x = np.sort(rng.uniform(0, 1, n_samples))
     ball = np.stack([0.6 * x - 0.3, 0.3 * np.sin(4 * x)], axis=1)
     ball += 0.02 * rng.standard_normal(ball.shape)
@@ -36,7 +37,7 @@ def _data(n_samples=100, seed=0):
 
 def _estimator(**params):
     defaults = dict(bandwidth=0.2, regularization=1e-2, epsilon=5.0, delta=1e-5,
-                    clip_norm=CLIP, method="rgd", random_state=0)
+                    clip_norm=CLIP, method="rgd", random_state=shifted(0))
     return PrivateStructuredPrediction(SPACE, **{**defaults, **params})
 
 
@@ -64,7 +65,7 @@ def test_huge_epsilon_gives_the_weighted_frechet_mean_with_negative_weights():
     X_new = np.array([[0.25]])
     estimator = _estimator(bandwidth=0.08, epsilon=1e9, n_iter=60, step_size=0.8)
     (weights,) = estimator.fit(X, Y).weights(X_new)
-    assert weights.min() < -0.03 and weights.sum() == pytest.approx(1.0)
+    assert weights.min() < -0.01 and weights.sum() == pytest.approx(1.0)  # -0.016 to -0.11 over 200 seed blocks
     (prediction,) = to_numpy(estimator.predict(X_new))
     (event,) = estimator.events_
     expected = _karcher(weights, Y, n_iter=100, step=0.8)
@@ -73,7 +74,7 @@ def test_huge_epsilon_gives_the_weighted_frechet_mean_with_negative_weights():
     assert float(SPACE.metric.dist(to_backend(prediction), to_backend(expected))) < (
         5 * event.noise_std)
     noiseless = nonprivate_prediction(SPACE, weights, Y, n_iter=60, step_size=0.8)
-    assert float(SPACE.metric.dist(noiseless, to_backend(expected))) < 1e-9
+    assert np.abs(to_numpy(noiseless) - expected).max() < 1e-9  # dist floors at sqrt(2 eps)
     assert bool(SPACE.belongs(to_backend(prediction)))
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.optim import FullBatch, MiniBatch, VarianceReduced, minimize
+from tests.conftest import shifted
 
 from .data import MEAN_SPACES
 from .spies import RecordingNoise, ZeroLoss
@@ -37,7 +38,7 @@ def test_full_batch_noise_has_configured_sigma(name):
     data = np.zeros((5, 1))
     result = minimize(
         ZeroLoss(space), data, FullBatch(1.0, sigma), 400, STEP,
-        noise_sampler=spy, random_state=0, keep_iterates=True,
+        noise_sampler=spy, random_state=shifted(0), keep_iterates=True,
     )
     noise, starts = recovered_noise(space, result)
     assert spy.sigmas == [sigma] * result.n_steps
@@ -52,7 +53,7 @@ def test_minibatch_noise_has_configured_sigma():
     sigma = 0.3
     result = minimize(
         ZeroLoss(space), np.zeros((20, 1)), MiniBatch(4, 1.0, sigma, sampling="poisson"),
-        600, STEP, random_state=1, keep_iterates=True,
+        600, STEP, random_state=shifted(1), keep_iterates=True,
     )
     check_mean_squared_norm(space, *recovered_noise(space, result), sigma**2)
 
@@ -69,7 +70,7 @@ def test_variance_reduced_noise_adds_both_variances(name):
     )
     result = minimize(
         ZeroLoss(space), np.zeros((10, 1)), strategy, 120, STEP,
-        random_state=2, keep_iterates=True,
+        random_state=shifted(2), keep_iterates=True,
     )
     check_mean_squared_norm(
         space, *recovered_noise(space, result), sigma_full**2 + sigma_single**2
@@ -82,7 +83,7 @@ def test_epoch_snapshot_noise_is_drawn_once_per_epoch():
     strategy = VarianceReduced(4, 1.0, 1.0, 0.3, 0.2, snapshot_noise="epoch")
     result = minimize(
         ZeroLoss(space), np.zeros((10, 1)), strategy, 3, STEP, noise_sampler=spy,
-        random_state=3, keep_iterates=True,
+        random_state=shifted(3), keep_iterates=True,
     )
     # per epoch: one xi_1 at the snapshot, then one xi_2 per inner step
     assert spy.sigmas == ([0.3] + [0.2] * 4) * 3

@@ -15,7 +15,7 @@ import pytest
 from geomstats_dp.learning import PrivatePCA
 from geomstats_dp.learning.pca import start_basis
 from geomstats_dp.privacy import PrivacyBudget
-from tests.conftest import BACKEND
+from tests.conftest import BACKEND, shifted
 
 from .auditing import audit_fit, halved_gaussian_noise
 
@@ -28,9 +28,10 @@ EPSILON, DELTA, N_RUNS = 2.0, 1e-2, 2000
 
 
 def _check(fit, dataset, neighbour, broken_context):
-    honest = audit_fit(fit, dataset, neighbour, DELTA, n_runs=N_RUNS)
+    seed = shifted(0)
+    honest = audit_fit(fit, dataset, neighbour, DELTA, n_runs=N_RUNS, seed=seed)
     with broken_context:
-        broken = audit_fit(fit, dataset, neighbour, DELTA, n_runs=N_RUNS)
+        broken = audit_fit(fit, dataset, neighbour, DELTA, n_runs=N_RUNS, seed=seed)
     assert not honest.refutes(EPSILON), honest
     assert broken.refutes(EPSILON), broken
 

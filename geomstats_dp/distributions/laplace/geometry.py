@@ -22,12 +22,16 @@ from geomstats.geometry.hyperboloid import HyperboloidMetric
 from geomstats.geometry.hypersphere import HypersphereMetric
 from geomstats.geometry.matrices import MatricesMetric
 from geomstats.geometry.poincare_ball import PoincareBallMetric
-from geomstats.geometry.spd_matrices import SPDAffineMetric, SPDLogEuclideanMetric
+from geomstats.geometry.spd_matrices import (
+    SPDAffineMetric,
+    SPDBuresWassersteinMetric,
+    SPDLogEuclideanMetric,
+)
 from geomstats.geometry.stiefel import StiefelCanonicalMetric
 
 from geomstats_dp.distributions.registry import unwrap_metric
 
-FAMILIES = ("flat", "sphere", "hyperbolic", "spd_affine", "generic")
+FAMILIES = ("flat", "sphere", "hyperbolic", "spd_affine", "spd_bures_wasserstein", "generic")
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,8 @@ _TABLE = {
         "spd_affine", (-0.5, 0.0) if s.n >= 2 else (0.0, 0.0), math.inf, True
     ),
     SPDLogEuclideanMetric: lambda s: ("flat", (0.0, 0.0), math.inf, True),
+    # curvature unbounded near singular matrices: bounds come from a ball (ball_geometry)
+    SPDBuresWassersteinMetric: lambda s: ("spd_bures_wasserstein", None, None, False),
     EuclideanMetric: lambda s: ("flat", (0.0, 0.0), math.inf, True),
     CanonicalEuclideanMetric: lambda s: ("flat", (0.0, 0.0), math.inf, True),
     MatricesMetric: lambda s: ("flat", (0.0, 0.0), math.inf, True),

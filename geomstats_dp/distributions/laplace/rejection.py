@@ -27,7 +27,7 @@ def rejection_sample(propose, n_samples, rng, what, min_acceptance=MIN_ACCEPTANC
         Name of the envelope, for the error message.
     min_acceptance : float
         Give up (``LowAcceptanceError``) once at least 20,000 proposals have been made
-        and fewer than this fraction were accepted.
+        and fewer than this fraction were accepted; 0 never gives up.
 
     Returns
     -------
@@ -42,7 +42,7 @@ def rejection_sample(propose, n_samples, rng, what, min_acceptance=MIN_ACCEPTANC
         accepted.append(values[keep])
         n_accepted += int(keep.sum())
         n_proposed += size
-        rate = max(n_accepted / n_proposed, min_acceptance / 2)
+        rate = max(n_accepted / n_proposed, min_acceptance / 2, 1.0 / MAX_BATCH)
         if n_proposed >= MIN_PROPOSALS_BEFORE_GIVING_UP and n_accepted < min_acceptance * n_proposed:
             raise LowAcceptanceError(
                 f"rejection from the {what} accepted {n_accepted} of {n_proposed} "

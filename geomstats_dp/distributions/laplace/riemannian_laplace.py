@@ -11,14 +11,20 @@ from geomstats_dp._validation import (
     check_positive_finite,
     check_positive_int,
 )
+from geomstats_dp.distributions.laplace.bures_wasserstein import BuresWassersteinEnvelope
 from geomstats_dp.distributions.laplace.geometry import describe
 from geomstats_dp.distributions.laplace.mcmc import ManifoldMetropolis, default_step_size
 from geomstats_dp.distributions.laplace.radial import RadialLaw, log_sphere_area
-from geomstats_dp.distributions.laplace.rejection import LowAcceptanceError, rejection_sample
+from geomstats_dp.distributions.laplace.rejection import (
+    MIN_ACCEPTANCE,
+    LowAcceptanceError,
+    rejection_sample,
+)
 from geomstats_dp.distributions.laplace.spd_polar import (
     SPDSpectrumLaw,
     haar_orthogonal,
     polar_points,
+    symmetric_sqrt,
 )
 from geomstats_dp.distributions.laplace.spd_polar import scale_limit as spd_scale_limit
 from geomstats_dp.distributions.tangent_gaussian import TangentGaussian
@@ -53,6 +59,8 @@ class RiemannianLaplace:
       density ~ e^(-|r|/sigma) prod_{i<j} sinh(|r_i - r_j|/2), which needs
       sigma < 2 sqrt(3/(n(n^2-1))) unless truncated; exact rejection for n <= 3,
       Metropolis chains on r beyond (on the manifold when truncated);
+    - SPD Bures-Wasserstein: exact rejection in the square-root chart X = S^2 from an
+      l2 Laplace law on S of scale sqrt2 sigma (``bures_wasserstein``), the ball included;
     - any other metric: Metropolis-Hastings on the manifold (``mcmc.ManifoldMetropolis``).
 
     Unit directions come from ``TangentGaussian(space)`` draws divided by their norm. A
@@ -134,11 +142,13 @@ class RiemannianLaplace:
             raise ValueError(f"{name} is not on {type(self.space).__name__} (atol={self.atol})")
         return array
 
-    def _has_exact(self):
+    @property
+    def has_exact_sampler(self):
+        """Whether an exact sampler exists for this metric (else Metropolis-Hastings only)."""
         return self.geometry.family != "generic"
 
     def _check_method(self):
-        if self.method == "exact" and not self._has_exact():
+        if self.method == "exact" and not self.has_exact_sampler:
             raise ValueError(
                 f"method='exact' has no sampler for {type(self.space).__name__}; "
                 "use 'auto' or 'mcmc'"
@@ -225,13 +235,22 @@ class RiemannianLaplace:
     def _polar_points(self, n_samples, rng, spectra=None):
         if spectra is None:
             spectra = self._spectrum_law().sample_exact(n_samples, rng)
-        values, vectors = np.linalg.eigh(self.footpoint)
-        sqrt_footpoint = (vectors * np.sqrt(values)) @ vectors.T
         rotations = haar_orthogonal(n_samples, self.space.n, rng)
-        return polar_points(sqrt_footpoint, spectra, rotations)
+        return polar_points(symmetric_sqrt(self.footpoint), spectra, rotations)
 
-    def _exact_points(self, n_samples, rng):
+    def _exact_points(self, n_samples, rng, min_acceptance):
         """Exact draws of the (possibly truncated) law, numpy [n, *shape]."""
+        if self.geometry.family == "spd_bures_wasserstein":
+            ball = {}
+            if self.truncated:
+                offset = self._distances(self.center[None])[0]
+                ball = {"center": self.center, "radius": self.radius, "footpoint_offset": offset}
+            envelope = BuresWassersteinEnvelope(
+                self.footpoint, self.scale, self._unit, self._log_target, **ball
+            )
+            return rejection_sample(envelope.propose, n_samples, rng,
+                                    what="square-root chart envelope",
+                                    min_acceptance=min_acceptance)
         draw = self._polar_points if self.geometry.family == "spd_affine" else self._radial_points
         if not self.truncated:
             return draw(n_samples, rng)
@@ -240,7 +259,8 @@ class RiemannianLaplace:
             points = draw(size, generator)
             return points, self._distances(points, self.center) < self.radius
 
-        return rejection_sample(propose, n_samples, rng, what="ball truncation")
+        return rejection_sample(propose, n_samples, rng, what="ball truncation",
+                                min_acceptance=min_acceptance)
 
     # ------------------------------------------------------------------ MCMC samplers
 
@@ -279,15 +299,20 @@ class RiemannianLaplace:
             return self.method == "exact"
         if self.geometry.family == "spd_affine":
             return self.space.n <= MAX_EXACT_SPD_SIZE
-        return self._has_exact()
+        return self.has_exact_sampler
 
-    def sample(self, n_samples=1, random_state=None):
+    def sample(self, n_samples=1, random_state=None, give_up=True):
         """Draw points from the law.
 
         Parameters
         ----------
         n_samples : int
         random_state : None, int or numpy.random.Generator
+        give_up : bool
+            Whether a rejection sampler stops (``LowAcceptanceError``, or Metropolis-Hastings
+            under ``method="auto"``) once it accepts fewer than 1 in 1,000 of at least
+            20,000 proposals. A private release passes False: there the acceptance rate
+            depends on the footpoint, so giving up would disclose it.
 
         Returns
         -------
@@ -298,7 +323,9 @@ class RiemannianLaplace:
         points = None
         if self._use_exact():
             try:
-                points, self.method_ = self._exact_points(n_samples, rng), "exact"
+                min_acceptance = MIN_ACCEPTANCE if give_up else 0.0
+                points = self._exact_points(n_samples, rng, min_acceptance)
+                self.method_ = "exact"
             except LowAcceptanceError:
                 if self.method == "exact":
                     raise

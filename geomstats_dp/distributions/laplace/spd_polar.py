@@ -83,6 +83,12 @@ def haar_orthogonal(size, n, rng):
     return q * np.sign(np.diagonal(r, axis1=-2, axis2=-1))[..., None, :]
 
 
+def symmetric_sqrt(matrix):
+    """The symmetric positive definite square root of an SPD matrix [n, n] (numpy)."""
+    values, vectors = np.linalg.eigh(matrix)
+    return (vectors * np.sqrt(values)) @ vectors.T
+
+
 def polar_points(sqrt_footpoint, spectra, rotations):
     """eta^1/2 U diag(exp(r)) U^T eta^1/2 for spectra [k, n] and rotations [k, n, n]."""
     inner = np.einsum("kij,kj,klj->kil", rotations, np.exp(spectra), rotations)
