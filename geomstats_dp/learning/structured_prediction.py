@@ -201,8 +201,9 @@ class PrivateStructuredPrediction(PrivateEstimator):
       (v~_i - m)) with m = sum_i v~_i / (n + gamma) and beta(x) = (K + gamma I)^(-1) K_x,
       gamma = 3 d sigma^2 / D^2 by default: the noise variance of a coordinate over
       D^2 / (3 d), the variance of a coordinate spread uniformly over [-D, D] (public).
-      It is a tangent-space estimator at b: exact on flat spaces, approximate when the
-      targets spread over the curvature scale.
+      The predicted coordinates are clipped to D, like the targets. It is a tangent-space
+      estimator at b: exact on flat spaces, approximate when the targets spread over the
+      curvature scale.
     - ``method="rgd" | "rsgd" | "rsvrg"`` (per row): ``fit`` releases nothing; each row of
       ``predict`` is one ``PrivateERM`` run on f_i(w) = n a_i h_D(d(w, y_i)) (h_D the
       Huber version of d^2 / 2 at D), its weighted per-sample gradients clipped at
@@ -391,6 +392,10 @@ class PrivateStructuredPrediction(PrivateEstimator):
         tangent = self._mean + rbf_kernel(features, self._features,
                                           self.bandwidth_) @ self._coefficients
         tangent = to_backend(tangent.reshape((len(features),) + tuple(self.space.shape)))
+        # every clipped target lies within D of b: so does a prediction (post-processing;
+        # without it, noise amplified by a small regularization can overflow Exp)
+        tangent = clip_tangent_vectors(self.space.metric, tangent, self.base_point_,
+                                       self.clip_norm)
         return self.space.metric.exp(tangent, self.base_point_)
 
     def _predict_rows(self, features):

@@ -169,3 +169,13 @@ def test_noise_that_swamps_the_targets_warns_from_public_quantities():
         warnings.simplefilter("error", NoiseDominatesWarning)
         strong = PrivateStructuredPrediction(SPACE, epsilon=50.0, clip_norm=CLIP).fit(X, Y)
     assert strong.noise_ratio_ < 1
+
+
+def test_predictions_stay_within_the_public_radius_whatever_the_noise():
+    X, Y = _data()
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1e-3, regularization=1e-2,
+                                            clip_norm=CLIP, random_state=0).fit(X, Y)
+    predictions = to_numpy(estimator.predict(np.linspace(0, 1, 20)[:, None]))
+    assert np.isfinite(predictions).all()
+    distances = to_numpy(SPACE.metric.dist(to_backend(predictions), to_backend(ORIGIN)))
+    assert distances.max() <= CLIP * (1 + 1e-6)
