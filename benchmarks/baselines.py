@@ -101,7 +101,10 @@ def plot(summary, path):
                  if (row["estimator"], row["dataset"]) == (estimator, dataset)]
         for method in sorted({row["method"] for row in cells}):
             line = sorted((row["epsilon"], row["error_mean"], row["error_se"])
-                          for row in cells if row["method"] == method)
+                          for row in cells
+                          if row["method"] == method and np.isfinite(row["epsilon"]))
+            if not line:
+                continue
             eps, mean, se = (np.array(v) for v in zip(*line))
             axis.errorbar(eps, mean, yerr=2 * se, label=method, marker="o", capsize=2)
         axis.set_xscale("log")

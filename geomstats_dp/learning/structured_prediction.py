@@ -196,6 +196,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
       releases the targets' log-coordinates v_i = Log_b(y_i) at the public point b,
       clipped to D = ``clip_norm``, plus tangent Gaussian noise of standard deviation
       sigma = z 2D (sensitivity 2D, one Gaussian release), and charges the budget once.
+      b is public (``base_point``) or, by default, a private coarse mean of the targets
+      (a second Gaussian release, composed exactly).
       ``predict`` is post-processing, free whatever the number of rows: Gaussian-process
       (kernel ridge) regression of the released coordinates, Exp_b(m + sum_i beta_i(x)
       (v~_i - m)) with m = sum_i v~_i / (n + gamma) and beta(x) = (K + gamma I)^(-1) K_x,
@@ -228,7 +230,9 @@ class PrivateStructuredPrediction(PrivateEstimator):
         gradients; None infers C_x from the data with a PrivacyLeakWarning (not private).
     method : {"labels", "rgd", "rsgd", "rsvrg"}
     base_point : array-like, optional
-        "labels": the public point b; default the canonical point of the space.
+        "labels": a public point b. None (default): b is released privately, the one-shot
+        clipped tangent mean of the targets at the canonical point (sensitivity 2D / n,
+        10% of the Gaussian-DP budget mu^2; ``learning.mechanisms.tangent_labels``).
     n_iter, step_size, batch_size, inner_steps, init_point, noise_method, verbose
         Per row: as in ``PrivateERM`` (its defaults), except the default DP-RGD step: the
         constant step 1/2 shrunk by 1 / sqrt(1 + d (2 z max_i |a_i(x)|)^2), z the noise

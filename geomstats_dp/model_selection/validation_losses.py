@@ -22,8 +22,8 @@ from geomstats_dp.optim import PairedSamples
 
 def pca_losses(estimator, X, y=None):
     """|x - mean|^2 - |W^T (x - mean)|^2: the squared reconstruction error of each row."""
-    rows = np.asarray(X, dtype=np.float64) - estimator.mean_
-    return (rows**2).sum(axis=1) - (estimator.transform(X) ** 2).sum(axis=1)
+    rows = np.asarray(X, dtype=np.float64) - to_numpy(estimator.mean_)
+    return (rows**2).sum(axis=1) - (to_numpy(estimator.transform(X)) ** 2).sum(axis=1)
 
 
 def matrix_completion_losses(estimator, X, y=None):

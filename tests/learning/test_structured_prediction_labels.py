@@ -46,7 +46,8 @@ def test_huge_epsilon_gives_kernel_ridge_regression_of_the_log_coordinates():
     X, Y = _data()
     X_new = np.array([[0.05], [0.37], [0.8]])
     estimator = PrivateStructuredPrediction(SPACE, bandwidth=0.2, regularization=0.05,
-                                            epsilon=1e9, clip_norm=CLIP, random_state=0)
+                                            epsilon=1e9, clip_norm=CLIP, base_point=ORIGIN,
+                                            random_state=0)
     predictions = to_numpy(estimator.fit(X, Y).predict(X_new))
     logs = _origin_logs(Y)
     mean = logs.sum(axis=0) / (len(logs) + 0.05)  # the constant's prior: gamma
@@ -75,11 +76,11 @@ def test_cost_is_the_same_for_one_and_a_hundred_predictions():
         spent = budget.spent_epsilon
         predictions = estimator.predict(np.linspace(0, 1, n_rows)[:, None])
         assert predictions.shape == (n_rows, 3)
-        assert budget.spent_epsilon == spent and len(budget.events) == 1
+        assert budget.spent_epsilon == spent and budget.events == estimator.events_
         costs.append(spent)
-    (event,) = estimator.events_
-    assert costs[0] == costs[1] == pytest.approx(
-        gdp_epsilon(1 / event.noise_multiplier, 1e-4), rel=1e-6)
+    mu = math.sqrt(sum(1 / event.noise_multiplier**2 for event in estimator.events_))
+    assert len(estimator.events_) == 2  # the private base point and the coordinates
+    assert costs[0] == costs[1] == pytest.approx(gdp_epsilon(mu, 1e-4), rel=1e-6)
 
 
 def test_refused_beyond_the_budget_before_the_targets_are_read(monkeypatch):
@@ -98,6 +99,7 @@ def test_noise_drawn_is_the_calibrated_noise(monkeypatch, seed_shift=0):
     X, Y = _data(n_samples=400)
     spy = TangentGaussianSpy(monkeypatch)
     estimator = PrivateStructuredPrediction(SPACE, epsilon=2.0, delta=1e-5, clip_norm=CLIP,
+                                            base_point=ORIGIN,
                                             random_state=7 + seed_shift).fit(X, Y)
     (event,) = estimator.events_
     # independent accountant: one Gaussian release of multiplier z is sqrt(1)/z-GDP
@@ -117,7 +119,7 @@ def test_far_and_non_finite_targets_are_clipped_to_the_radius():
     far = Y.copy()
     far[3] = poincare_to_hyperboloid(np.array([0.999, 0.0]))  # d(o, y) ~ 7.6 > D
     estimator = PrivateStructuredPrediction(SPACE, epsilon=1e9, clip_norm=CLIP,
-                                            random_state=0).fit(X, far)
+                                            base_point=ORIGIN, random_state=0).fit(X, far)
     logs = to_numpy(estimator.labels_)
     assert np.linalg.norm(logs[3, 1:]) == pytest.approx(CLIP, abs=10 * estimator.events_[0].noise_std)
 
@@ -133,7 +135,6 @@ def test_neighbouring_targets_give_identical_public_outputs():
               "n_features_in_")
     for name in public:
         assert getattr(runs[0], name) == getattr(runs[1], name), name
-    assert to_numpy(runs[0].base_point_).tolist() == to_numpy(runs[1].base_point_).tolist()
 
 
 def test_public_defaults_of_bandwidth_and_regularization():
@@ -174,8 +175,27 @@ def test_noise_that_swamps_the_targets_warns_from_public_quantities():
 def test_predictions_stay_within_the_public_radius_whatever_the_noise():
     X, Y = _data()
     estimator = PrivateStructuredPrediction(SPACE, epsilon=1e-3, regularization=1e-2,
-                                            clip_norm=CLIP, random_state=0).fit(X, Y)
+                                            clip_norm=CLIP, base_point=ORIGIN,
+                                            random_state=0).fit(X, Y)
     predictions = to_numpy(estimator.predict(np.linspace(0, 1, 20)[:, None]))
     assert np.isfinite(predictions).all()
     distances = to_numpy(SPACE.metric.dist(to_backend(predictions), to_backend(ORIGIN)))
     assert distances.max() <= CLIP * (1 + 1e-6)
+
+
+def test_private_base_point_is_the_noisy_clipped_tangent_mean(monkeypatch):
+    X, Y = _data(n_samples=200)
+    spy = TangentGaussianSpy(monkeypatch)
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, delta=1e-5, clip_norm=CLIP,
+                                            random_state=3).fit(X, Y)
+    base_event, label_event = estimator.events_
+    # the two releases split mu^2 = 1 / z^2 of one (1, 1e-5) Gaussian release: 10% / 90%
+    mu = math.sqrt(1 / base_event.noise_multiplier**2 + 1 / label_event.noise_multiplier**2)
+    assert gdp_epsilon(mu, 1e-5) == pytest.approx(1.0, rel=1e-6)
+    assert 1 / base_event.noise_multiplier**2 == pytest.approx(0.1 * mu**2, rel=1e-9)
+    assert base_event.sensitivity == pytest.approx(2 * CLIP / len(X))
+    assert spy.sigmas == [pytest.approx(base_event.noise_std), pytest.approx(
+        label_event.noise_std)]
+    # b = Exp_o(mean of the targets' logs + the first draw), all in closed form here
+    expected = _origin_exp((_origin_logs(Y).mean(axis=0) + to_numpy(spy.draws[0]))[None])
+    assert np.allclose(to_numpy(estimator.base_point_), expected[0], atol=1e-9)

@@ -116,7 +116,7 @@ def test_pca_losses_are_reconstruction_errors():
     estimator, _, (X,), _ = _pca()
     estimator.set_params(epsilon=5.0, budget=PrivacyBudget(5.0, 1e-5), random_state=0)
     estimator.fit(X)
-    w = estimator.components_[0]
+    w = to_numpy(estimator.components_)[0]
     residuals = X - np.outer(X @ w, w)
     np.testing.assert_allclose(record_losses(estimator, X), (residuals**2).sum(axis=1),
                                atol=1e-10)

@@ -1,15 +1,25 @@
-"""The targets' log-coordinates at a public point, clipped and perturbed once.
+"""The targets' log-coordinates at a base point, clipped and perturbed once.
 
-Label-level privacy for structured prediction (features public, targets private):
-v_i = Log_b(y_i) at a public base point b, clipped to the public norm D in the metric at b
-(a non-finite v_i counts as zero), and released as v_i + N_b(0, sigma^2), one tangent
-Gaussian draw per target. Adjacency: replace-one on the targets (y_j replaced by any point
-of the space, the features fixed). Sensitivity: replacing y_j changes only v_j, by at most
-2D in the metric at b, a fixed inner product, so the L2 sensitivity of the released
-[n, d] block is 2D. Accountant: one Gaussian release, sigma = z 2D with z from
-``calibrate_gaussian`` (exact Gaussian-DP). Every prediction made from the released
-coordinates is post-processing: the cost does not grow with the number of predictions.
+Label-level privacy for structured prediction (features public, targets private).
+Adjacency: replace-one on the targets (y_j replaced by any point of the space, the
+features fixed). Two Gaussian releases, composed exactly in Gaussian DP (the squared
+Gaussian-DP parameter mu^2 = 1 / z^2 of the whole budget split into shares):
+
+1. the base point b, unless a public one is given: the one-shot clipped tangent mean at
+   the canonical point b0, Exp_b0(mean_i clip_D(Log_b0 y_i) + N_b0(0, sigma_0^2)),
+   sensitivity 2D / n, share ``BASE_SHARE`` of mu^2;
+2. v_i = Log_b(y_i), clipped to D in the metric at b (a non-finite v_i counts as zero),
+   released as v_i + N_b(0, sigma^2), one tangent Gaussian draw per target: replacing y_j
+   changes only v_j, by at most 2D in the metric at b (a fixed inner product), so the
+   L2 sensitivity of the [n, d] block is 2D; the rest of mu^2.
+
+Every prediction made from the released coordinates is post-processing: the cost does not
+grow with the number of predictions.
 """
+
+import math
+
+import geomstats.backend as gs
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
@@ -17,12 +27,14 @@ from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.optim import canonical_point, clip_tangent_vectors
 from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian
 
+BASE_SHARE = 0.1  # share of mu^2 spent on a private base point
+
 
 class TangentLabelRelease(ReleaseMechanism):
     """Release the clipped log-coordinates of the targets once, with Gaussian noise.
 
     Reads the estimator's ``space``, ``epsilon``, ``delta``, ``clip_norm`` (D, required)
-    and ``base_point`` (b; default the canonical point of the space).
+    and ``base_point`` (b, public; None: a private coarse mean, module docstring).
     """
 
     def __init__(self, estimator, n_samples, weights=None):
@@ -34,27 +46,44 @@ class TangentLabelRelease(ReleaseMechanism):
             )
         self.clip_norm = float(estimator.clip_norm)
         space = estimator.space
-        self.base_point = to_backend(to_numpy(
-            canonical_point(space) if estimator.base_point is None else estimator.base_point
-        ))
-        self.noise_multiplier = calibrate_gaussian(estimator.epsilon, estimator.delta, 1)
+        self.public_base = estimator.base_point is not None
+        self.start = to_backend(to_numpy(
+            estimator.base_point if self.public_base else canonical_point(space)))
+        multiplier = calibrate_gaussian(estimator.epsilon, estimator.delta, 1)
+        share = 0.0 if self.public_base else BASE_SHARE
+        self.noise_multiplier = multiplier / math.sqrt(1 - share)
         self.sigma = self.noise_multiplier * 2 * self.clip_norm
+        self.base_events = ()
+        if not self.public_base:
+            base_multiplier = multiplier / math.sqrt(share)
+            self.base_sigma = base_multiplier * 2 * self.clip_norm / n_samples
+            self.base_events = (GaussianEvent(
+                base_multiplier, sensitivity=2 * self.clip_norm / n_samples,
+                noise_std=self.base_sigma,
+                label="PrivateStructuredPrediction: base point (tangent mean)"),)
         self.sampler = TangentGaussian(space)
 
     def events(self):
-        return (GaussianEvent(self.noise_multiplier, sensitivity=2 * self.clip_norm,
-                              noise_std=self.sigma,
-                              label="PrivateStructuredPrediction: targets' log-coordinates"),)
+        return self.base_events + (GaussianEvent(
+            self.noise_multiplier, sensitivity=2 * self.clip_norm, noise_std=self.sigma,
+            label="PrivateStructuredPrediction: targets' log-coordinates"),)
+
+    def _clipped_logs(self, targets, base_point):
+        metric = self.estimator.space.metric
+        logs = metric.log(to_backend(targets), base_point)
+        return clip_tangent_vectors(metric, logs, base_point, self.clip_norm)
 
     def release(self, targets, weights, rng):
-        metric = self.estimator.space.metric
-        logs = metric.log(to_backend(targets), self.base_point)
-        clipped = clip_tangent_vectors(metric, logs, self.base_point, self.clip_norm)
-        noise = self.sampler.sample(self.base_point, n_samples=len(targets),
-                                    sigma=self.sigma, random_state=rng)
-        noise = noise.reshape(clipped.shape)
+        base_point = self.start
+        if not self.public_base:
+            mean = gs.mean(self._clipped_logs(targets, base_point), axis=0)
+            noise = self.sampler.sample(base_point, sigma=self.base_sigma, random_state=rng)
+            base_point = self.estimator.space.metric.exp(mean + noise, base_point)
+        clipped = self._clipped_logs(targets, base_point)
+        noise = self.sampler.sample(base_point, n_samples=len(targets), sigma=self.sigma,
+                                    random_state=rng)
         return {
-            "labels_": clipped + noise,
-            "base_point_": self.base_point,
+            "labels_": clipped + gs.reshape(noise, clipped.shape),
+            "base_point_": base_point,
             "noise_multiplier_": self.noise_multiplier,
         }
