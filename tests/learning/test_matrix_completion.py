@@ -303,18 +303,21 @@ def test_als_non_finite_users_contribute_nothing_and_empty_input_releases_noise(
     est.fit(np.full((50, N_ITEMS), np.nan))
     assert budget.spent_epsilon == pytest.approx(1.0, rel=1e-6)
     assert np.all(np.isfinite(est.item_factors_))
-    # with zero statistics the item offsets are the ridge solution of the noise alone
+    # with zero statistics the item side is the shrunk solution of the noise alone:
+    # sum_k max(e_k - t, 0) / (e_k^2 + sigma^2) q_k q_k^T m, t = sigma sqrt(2 (r + 1)),
+    # the offsets scaled by kappa = h / 2 (C = sqrt(3 / 8) h^2)
     rng = np.random.default_rng(6)
-    std_start, std = (event.noise_std for event in est.events_)
+    std = est.events_[1].noise_std
     rng.standard_normal((N_ITEMS, N_ITEMS))
     gram_noise = std * rng.standard_normal((N_ITEMS, RANK + 1, RANK + 1))
     moments = std * rng.standard_normal((N_ITEMS, RANK + 1))
-    ridge = 3 * std * np.sqrt(RANK + 1)
+    kappa = np.sqrt(2.0 / np.sqrt(3 / 8)) / 2
     for item in range(N_ITEMS):
         values, vectors = np.linalg.eigh((gram_noise[item] + gram_noise[item].T) / 2)
-        gram = vectors @ np.diag(np.maximum(values, 0) + ridge) @ vectors.T
-        expected = np.linalg.solve(gram, moments[item])[0]
-        assert est.item_offsets_[item] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+        gain = np.maximum(values - std * np.sqrt(2 * (RANK + 1)), 0) / (values**2 + std**2)
+        expected = vectors @ (gain * (vectors.T @ moments[item]))
+        assert est.item_offsets_[item] == pytest.approx(kappa * expected[0], abs=1e-12)
+        np.testing.assert_allclose(est.item_factors_[item], expected[1:], atol=1e-12)
 
 
 def test_als_bounds_come_from_the_public_rating_range():
