@@ -38,29 +38,37 @@ PUBLISHED = {"epsilon 1 (MovieLens-10M)": 0.899, "non-private (MovieLens-10M)": 
 HEADER = "method,rank,epsilon,seed,test_rmse,seconds"
 
 
-def _timed(function):
+def _timed(function, *args):
+    """(function(*args), seconds)."""
     tic = time.perf_counter()
-    completed = function()
+    completed = function(*args)
     return completed, time.perf_counter() - tic
+
+
+def _default_release(train, seed, epsilon, rank):
+    est = PrivateMatrixCompletion(rank=rank, epsilon=epsilon, delta=DELTA,
+                                  rating_range=RATING_RANGE, random_state=seed)
+    return est.fit(train).predict(train)
+
+
+def _item_means(train, seed, epsilon):
+    rng = np.random.default_rng(seed)
+    return private_item_means(train, RATING_RANGE, epsilon, DELTA, rng)[0]
 
 
 def _releases(train, seed, epsilons, ranks):
     """(method, rank, epsilon, completed matrix, seconds) for one split."""
     for epsilon in epsilons:
         for rank in ranks:
-            est = PrivateMatrixCompletion(rank=rank, epsilon=epsilon, delta=DELTA,
-                                          rating_range=RATING_RANGE, random_state=seed)
             yield ("DP-ALS (default)", rank, epsilon,
-                   *_timed(lambda: est.fit(train).predict(train)))
+                   *_timed(_default_release, train, seed, epsilon, rank))
         if ranks == (3,):
-            rng = np.random.default_rng(seed)
-            yield ("private item means", 0, epsilon, *_timed(
-                lambda: private_item_means(train, RATING_RANGE, epsilon, DELTA, rng)[0]))
+            yield ("private item means", 0, epsilon,
+                   *_timed(_item_means, train, seed, epsilon))
     if ranks == (3,):
-        yield "users' own means", 0, 0.0, *_timed(lambda: user_means(train, RATING_RANGE))
+        yield "users' own means", 0, 0.0, *_timed(user_means, train, RATING_RANGE)
         yield "constant 3", 0, 0.0, np.full(train.shape, 3.0), 0.0
-        yield "non-private ALS", 3, np.inf, *_timed(
-            lambda: non_private_als(train, RATING_RANGE))
+        yield "non-private ALS", 3, np.inf, *_timed(non_private_als, train, RATING_RANGE)
 
 
 def run(output_dir, quick=False):

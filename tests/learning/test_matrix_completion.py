@@ -199,7 +199,7 @@ def test_als_defaults_recover_a_planted_item_subspace_on_every_draw():
     """
     ones = np.ones((30, 1))
     for seed in range(10):
-        ratings, basis, full = _planted_issue_setting(seed)
+        ratings, basis, _ = _planted_issue_setting(seed)
         est = PrivateMatrixCompletion(rank=2, epsilon=1e6, clip_norm=50,
                                       random_state=seed).fit(ratings)
         assert est.method_ == "als"
