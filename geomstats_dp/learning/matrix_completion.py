@@ -156,10 +156,12 @@ class PrivateMatrixCompletion(PrivateERM):
     by any other row, including which items are rated); the numbers of users and items
     and the rank are public.
 
-    - ``method="als"`` (default): DP alternating least squares (Chien et al. 2021): each
+    - ``method="als"`` (default): DP alternating least squares (Chien et al. 2021): a
+      private spectral start (the noisy second moment of the users' centred ratings,
+      each user's term clipped to Frobenius norm C: sensitivity sqrt(2) C), then each
       of the ``n_iter`` alternations releases the item-side sufficient statistics with
       Gaussian noise; one user's statistics over all items are clipped jointly to
-      ``clip_norm`` C, so one alternation has L2 sensitivity 2C, and the alternations
+      ``clip_norm`` C, so one alternation has L2 sensitivity 2C. The n_iter + 1 releases
       compose exactly as Gaussian DP (``privacy.calibrate_gaussian``; details in
       ``learning.mechanisms.alternating_least_squares``). User factors are never
       released.
@@ -180,12 +182,12 @@ class PrivateMatrixCompletion(PrivateERM):
         to 16 and rank 10 lost 0.05-0.07 RMSE (docs/matrix_completion.md).
     epsilon, delta : float
     clip_norm : float or None
-        C. With "als": the bound on the norm of one user's item statistics, in units of
-        one rating (module docstring of the mechanism); default from ``rating_range``
-        with half-width h (the largest distance of the range's ends from ``offset``):
-        sqrt(1 + q) sqrt(1 + 2q), q = h^2 / 4, the norm for a user whose factor and
-        residuals are h / 2 (2.45 for ratings 1 to 5); without ``rating_range`` it must
-        be given. With the gradient methods: the bound on the per-user gradient norms
+        C. With "als": the bound on the norm of one user's item statistics (module
+        docstring of the mechanism); default from ``rating_range`` with half-width h
+        (the largest distance of the range's ends from ``offset``): sqrt(3/8) h^2, the
+        norm for a user whose factor and residuals are h / 2 (2.45 for ratings 1 to 5);
+        without ``rating_range`` it must be given, and stands for h = (C / sqrt(3/8))^(1/2)
+        (the scale of the offsets' coordinate h / 2). With the gradient methods: the bound on the per-user gradient norms
         2 |r_u| |v_u| (None: inferred from the data with a PrivacyLeakWarning, not
         private). Larger contributions are scaled down (biased, still private).
     method : {"als", "rsgd", "rgd", "rsvrg"}
@@ -201,8 +203,9 @@ class PrivateMatrixCompletion(PrivateERM):
         Public value subtracted from every rating before fitting and added back by
         ``predict``; default the middle of ``rating_range``, else 0.
     n_iter : int, optional
-        "als": the number of alternations T (default 3). Gradient methods: as in
-        ``PrivateERM``.
+        "als": the number of alternations T; default 1, or 3 where the noise of 4
+        releases is negligible (noise multiplier below 0.2: epsilon above about 90 at
+        delta 1e-5). Gradient methods: as in ``PrivateERM``.
     step_size, batch_size, inner_steps, sampling, dataset_size, output, noise_method
         Gradient methods only, as in ``PrivateERM``. The default steps are divided by C.
     budget, random_state, secure, verbose
