@@ -195,7 +195,8 @@ def test_als_defaults_recover_a_planted_item_subspace_on_every_draw():
 
     With user and item offsets, a rank-r model identifies the item subspace up to the
     all-ones item vector (c 1^T + U V^T = (c + U beta) 1^T + U (V - 1 beta^T)^T): the
-    angles compare span(1, W) with span(1, B). Largest angle over 10 draws: 0.04 rad.
+    angles compare span(1, W) with span(1, B). Largest angle over these 10 draws 0.04 rad,
+    over 50 other draws 0.044 rad.
     """
     ones = np.ones((30, 1))
     for seed in range(10):
@@ -220,7 +221,7 @@ def test_als_predict_completes_each_users_own_row():
     completed = est.predict(ratings)
     missing = np.isnan(ratings)
     error = np.sqrt(np.mean((completed - full)[missing] ** 2) / np.mean(full**2))
-    assert error < 0.1  # 0.04 measured; the zero prediction has error 1
+    assert error < 0.15  # 0.04 here, at most 0.08 on 50 other draws; predicting 0: 1
     # a row's completion reads only that row and the released item side
     np.testing.assert_allclose(est.predict(ratings[5:6])[0], completed[5], atol=1e-12)
     other = ratings.copy()
