@@ -48,15 +48,16 @@ GRADIENT_REGULARIZATION = 1e-3
 ALS_REGULARIZATION = 1.0
 
 
-def check_ratings(ratings, name="X", allow_empty=False):
-    """Raise ValueError unless ``ratings`` holds finite values or NaN (and one rating).
+def check_ratings(ratings, name="X"):
+    """Raise ValueError unless ``ratings`` holds finite values or NaN.
+
+    A matrix with no rating at all is valid (a release from it is noise only): whether
+    any user rated anything must not decide between an error and a release.
 
     Parameters
     ----------
     ratings : numpy.ndarray, shape=[n_users, n_items]
     name : str
-    allow_empty : bool
-        Accept a matrix with no rating at all (``predict`` for users who rated nothing).
     """
     infinite = np.isinf(ratings)
     if infinite.any():
@@ -65,8 +66,6 @@ def check_ratings(ratings, name="X", allow_empty=False):
             f"{name} holds an infinite value at index {index}; expected finite ratings "
             "or NaN for a missing rating"
         )
-    if not allow_empty and np.isnan(ratings).all():
-        raise ValueError(f"{name} holds no rating: every entry is NaN")
 
 
 def least_squares_coefficients(basis, ratings, regularization):
@@ -115,7 +114,7 @@ class MatrixCompletionLoss(PerSampleLoss):
         self.regularization = regularization
 
     def check_data(self, data):
-        """Ratings [n_users, n_items], finite or NaN, at least one finite."""
+        """Ratings [n_users, n_items], finite or NaN (possibly no rating at all)."""
         ratings = to_numpy(data)
         check_ratings(ratings)
         return to_backend(ratings)
@@ -393,7 +392,7 @@ class PrivateMatrixCompletion(PrivateERM):
             raise ValueError(
                 f"X must have shape [n_users, {self.n_features_in_}], got {data.shape}"
             )
-        check_ratings(data, allow_empty=True)
+        check_ratings(data)
         return self._centred_ratings(data)
 
     def transform(self, X):
