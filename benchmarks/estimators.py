@@ -149,7 +149,7 @@ def _matrix_completion(quick):
 
     reference = PrivateMatrixCompletion(**settings)
     reference.n_features_in_ = n_items
-    loss = MatrixCompletionLoss(GrassmannBases(n_items, rank), reference.regularization)
+    loss = MatrixCompletionLoss(GrassmannBases(n_items, rank), reference._regularization())
 
     def baseline():
         minimize(loss, gs.array(ratings), MiniBatch(batch_size, 5.0, 0.0), n_iter, step_size,

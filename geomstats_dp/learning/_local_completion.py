@@ -1,0 +1,55 @@
+"""The user's side of the billboard model: a row completed from released item factors.
+
+Given the released item offsets b [n_items] and item factors F [n_items, r], user u
+with observed items Omega and centred ratings x fits their own bias c and factor v,
+
+    (c, v) = argmin sum_{j in Omega} (x_j - b_j - c - F_j v)^2 + lambda (c^2 + |v|^2),
+
+and predicts b_j + c + F_j v for every item j. This reads only the user's own ratings and
+released quantities (Jain et al. 2018): post-processing for everyone else. A user with no
+rating gets c = 0 and v = 0.
+"""
+
+import numpy as np
+
+
+def fit_users(item_offsets, item_factors, ratings, regularization):
+    """Each user's ridge fit (c_u, v_u) of their own ratings on the item features.
+
+    Parameters
+    ----------
+    item_offsets : numpy.ndarray, shape=[n_items]
+    item_factors : numpy.ndarray, shape=[n_items, r]
+    ratings : numpy.ndarray, shape=[n_users, n_items]
+        Centred ratings, NaN where missing (rows holding a non-finite rating are fitted
+        on their finite entries only).
+    regularization : float
+        lambda > 0.
+
+    Returns
+    -------
+    biases : numpy.ndarray, shape=[n_users]
+    factors : numpy.ndarray, shape=[n_users, r]
+    """
+    n_items = len(item_offsets)
+    observed = np.isfinite(ratings)
+    features = np.concatenate([np.ones((n_items, 1)), item_factors], axis=1)
+    width = features.shape[1]
+    outer = np.einsum("ji,jk->jik", features, features).reshape(n_items, width**2)
+    gram = (observed.astype(np.float64) @ outer).reshape(-1, width, width)
+    gram += regularization * np.eye(width)
+    targets = np.where(observed, ratings - item_offsets, 0.0)
+    solution = np.linalg.solve(gram, (targets @ features)[..., None])[..., 0]
+    return solution[:, 0], solution[:, 1:]
+
+
+def complete_rows(item_offsets, item_factors, ratings, regularization):
+    """b_j + c_u + F_j v_u for every user u and item j (``fit_users``).
+
+    Returns
+    -------
+    completed : numpy.ndarray, shape=[n_users, n_items]
+        Centred predictions (add the public offset back).
+    """
+    biases, factors = fit_users(item_offsets, item_factors, ratings, regularization)
+    return biases[:, None] + item_offsets + factors @ item_factors.T
