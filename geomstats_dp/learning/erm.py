@@ -24,12 +24,16 @@ from geomstats_dp.learning._data import check_array, check_sample_count
 from geomstats_dp.learning._diagnostics import user_stacklevel
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.learning.mechanisms.base import run_release
+from geomstats_dp.learning.mechanisms.choice import choose_point_method
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
+from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.optim import (
     OUTPUTS,
     CallableLoss,
     PairedSamples,
     PerSampleLoss,
+    SquaredDistanceLoss,
+    canonical_point,
     normalize_sample_weight,
 )
 from geomstats_dp.privacy import PrivacyLeakWarning
@@ -152,10 +156,11 @@ class PrivateERM(PrivateEstimator):
     """
 
     _MECHANISMS = {"rgd": GradientRelease, "rsgd": GradientRelease,
-                   "rsvrg": GradientRelease}
+                   "rsvrg": GradientRelease, "tangent": TangentRelease,
+                   "two_stage": TwoStageRelease}
     _FITTED = GRADIENT_FITTED
 
-    def __init__(self, space, loss, epsilon=1.0, delta=1e-5, method="rgd", clip_norm=None,
+    def __init__(self, space, loss, epsilon=1.0, delta=1e-5, method="auto", clip_norm=None,
                  clip_norm_single=None, n_iter=None, step_size=None, batch_size=None,
                  inner_steps=None, sampling="without_replacement", dataset_size=None,
                  init_point=None, output=None, gradient=None, gradient_kind="riemannian",
@@ -204,6 +209,7 @@ class PrivateERM(PrivateEstimator):
         self
         """
         budget = self._start_fit(self.epsilon, self.delta)
+        self.__dict__.pop("_method_chosen", None)
         data, weights = self._check_input(X, y, sample_weight)
         self._check_params()
         if self._poisson and weights is not None:
@@ -212,7 +218,7 @@ class PrivateERM(PrivateEstimator):
                 "a record changes every normalised weight"
             )
         n_public = self.dataset_size if self._poisson else len(data)
-        method = self._choose_method(n_public)
+        method = self._method_chosen = self._choose_method(n_public)
         mechanism = self._MECHANISMS[method](self, n_public, weights)
         fitted = run_release(mechanism, budget, data, weights, self.random_state,
                              self.secure)
@@ -249,9 +255,25 @@ class PrivateERM(PrivateEstimator):
         return fitted
 
     def _choose_method(self, n_samples):
-        """The method run: ``self.method`` (subclasses resolve "auto" from public
-        quantities only)."""
-        return self.method
+        """The method run: ``self.method``, or for "auto" a rule on public quantities only
+        (``mechanisms.choice``): "rgd" when gradient-descent settings (n_iter, step_size)
+        are given or the samples are not points of the space, else the tangent release
+        the rule picks from n, the dimension, epsilon and delta."""
+        if self.method != "auto":
+            return self.method
+        point_loss = isinstance(self._make_loss(), SquaredDistanceLoss)
+        if not point_loss or self.n_iter is not None or self.step_size is not None:
+            return "rgd"
+        return choose_point_method(n_samples, int(self.space.dim), self.epsilon, self.delta)
+
+    def _start_point(self):
+        """The public start of every method: ``init_point``, else the canonical point."""
+        return canonical_point(self.space) if self.init_point is None else self.init_point
+
+    @property
+    def _active_method(self):
+        """The method of the running fit ("auto" resolved), else ``method``."""
+        return self.__dict__.get("_method_chosen", self.method)
 
     def _smoothness(self):
         """Curvature scale of the loss relative to d^2 / 2; default steps divide by it."""
@@ -275,9 +297,10 @@ class PrivateERM(PrivateEstimator):
         """Validate the parameters (before any data is read)."""
         if not hasattr(self.space, "metric"):
             raise TypeError(f"space {type(self.space).__name__} has no metric")
-        if self.method not in self._MECHANISMS:
+        if self.method != "auto" and self.method not in self._MECHANISMS:
             raise ValueError(
-                f"method must be one of {tuple(self._MECHANISMS)}, got {self.method!r}"
+                f"method must be 'auto' or one of {tuple(self._MECHANISMS)}, "
+                f"got {self.method!r}"
             )
         check_positive_finite(self.epsilon, "epsilon")
         if self.method != "laplace":
@@ -324,17 +347,17 @@ class PrivateERM(PrivateEstimator):
 
     @property
     def _poisson(self):
-        return self.method == "rsgd" and self.sampling == "poisson"
+        return self._active_method == "rsgd" and self.sampling == "poisson"
 
     def _settings(self, n_samples):
         """Resolved n_iter, batch size, inner steps and output, from public quantities."""
         batch_size = self.batch_size or _defaults.default_batch_size(n_samples)
         inner_steps = self.inner_steps or _defaults.default_inner_steps(n_samples)
         n_iter = self.n_iter or _defaults.default_n_iter(
-            self.method, n_samples, int(self.space.dim), self.epsilon, self.delta
+            self._active_method, n_samples, int(self.space.dim), self.epsilon, self.delta
         )
-        output = self.output or _defaults.default_output(self.method)
-        if self.method == "rsgd" and batch_size > n_samples:
+        output = self.output or _defaults.default_output(self._active_method)
+        if self._active_method == "rsgd" and batch_size > n_samples:
             raise ValueError(
                 f"batch_size must be <= the number of samples {n_samples}, got {batch_size}"
             )
@@ -354,7 +377,7 @@ class PrivateERM(PrivateEstimator):
         )
         rate = batch_size / n_samples if self._poisson else None
         return plan_gradient_release(
-            self.method, self._optimisation_epsilon, self.delta, n_samples, n_iter, clip_norm,
+            self._active_method, self._optimisation_epsilon, self.delta, n_samples, n_iter, clip_norm,
             batch_size, inner_steps, clip_norm_single, self.sampling,
             label=type(self).__name__, weights=weights, sampling_rate=rate,
         )

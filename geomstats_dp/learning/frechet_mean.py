@@ -63,7 +63,7 @@ class PrivateFrechetMean(PrivateERM):
     _MECHANISMS = {**PrivateERM._MECHANISMS, "laplace": LaplaceRelease}
     _FITTED = GRADIENT_FITTED
 
-    def __init__(self, space, epsilon=1.0, delta=1e-5, method="rgd", clip_norm=None,
+    def __init__(self, space, epsilon=1.0, delta=1e-5, method="auto", clip_norm=None,
                  clip_norm_single=None, n_iter=None, step_size=None, batch_size=None,
                  inner_steps=None, sampling="without_replacement", dataset_size=None,
                  init_point=None, output=None, radius=None, center=None,
@@ -111,8 +111,14 @@ class PrivateFrechetMean(PrivateERM):
 
     def _check_params(self):
         super()._check_params()
-        if self.method == "laplace" and self.center is not None:
+        if self.center is not None:
             self._check_center()
+
+    def _start_point(self):
+        """``init_point``, else the public ``center``, else the canonical point."""
+        if self.init_point is None and self.center is not None:
+            return self.center
+        return super()._start_point()
 
     def _check_center(self):
         """The Laplace ball's center: shape, finite, on the space (errors name it)."""
