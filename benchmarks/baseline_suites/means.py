@@ -6,7 +6,9 @@ run to a gradient norm below 1e-10). Methods, all at the same public point x0 an
 radius C:
 
 - "default": ``PrivateFrechetMean`` / ``PrivateERM(HuberDistanceLoss)`` with their defaults
-  (``method="auto"``), given only x0 (``init_point``) and C (``clip_norm``);
+  (``method="auto"``), given only the public bounds: C (``clip_norm``) and x0 (the mean:
+  the public ball ``center=x0, radius=C`` holding the data; the robust mean:
+  ``init_point=x0``);
 - "tangent_at_x0": Log at x0, clip to C, average, one Gaussian release calibrated by
   ``calibrate_gaussian``, Exp back (the baseline of issue 17);
 - "extrinsic": the embedded mean (matrices, or unit vectors) plus Gaussian noise with the
@@ -187,7 +189,7 @@ def mean_rows(quick):
         reference = _timed(lambda: exact_frechet_mean(space, to_backend(points)))
         fits = {
             "default": lambda eps, rng, seed: PrivateFrechetMean(
-                space, epsilon=eps, delta=DELTA, clip_norm=clip, init_point=x0,
+                space, epsilon=eps, delta=DELTA, clip_norm=clip, radius=clip, center=x0,
                 random_state=seed).fit(points).estimate_,
             "tangent_at_x0": lambda eps, rng, seed: tangent_at_x0(
                 space, points, x0, clip, eps, rng),

@@ -3,10 +3,18 @@
 import warnings
 
 from geomstats_dp._backend import to_backend
-from geomstats_dp._validation import check_finite_array, check_on_space
+from geomstats_dp._validation import (
+    check_finite_array,
+    check_on_space,
+    check_positive_finite,
+)
 from geomstats_dp.learning._data import check_points, check_shape
 from geomstats_dp.learning._laplace_release import LaplaceRelease
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
+from geomstats_dp.learning.mechanisms.choice import (
+    LAPLACE_RATIO_THRESHOLD,
+    laplace_noise_ratio,
+)
 from geomstats_dp.optim import SquaredDistanceLoss, normalize_sample_weight
 from geomstats_dp.privacy import PrivacyLeakWarning
 
@@ -107,7 +115,23 @@ class PrivateFrechetMean(PrivateERM):
     def _check_input(self, X, y, sample_weight):
         points = check_shape(self.space, X)
         weights = normalize_sample_weight(sample_weight, len(points))
-        return points, None if weights.max() == weights.min() else weights
+        self._weighted = bool(weights.max() != weights.min())  # public
+        return points, weights if self._weighted else None
+
+    def _choose_method(self, n_samples):
+        """As ``PrivateERM``; "auto" with a public ball and uniform weights takes the
+        Laplace release where it is expected to win (``mechanisms.choice``)."""
+        method = super()._choose_method(n_samples)
+        if self.method != "auto" or self.radius is None or self.center is None:
+            return method
+        if self._weighted or self.n_iter is not None or self.step_size is not None:
+            return method
+        ratio = laplace_noise_ratio(self.space, n_samples, self.epsilon, self.delta,
+                                    check_positive_finite(self.radius, "radius"),
+                                    to_backend(self.center))
+        if ratio is not None and ratio <= LAPLACE_RATIO_THRESHOLD:
+            return "laplace"
+        return method
 
     def _check_params(self):
         super()._check_params()

@@ -41,9 +41,8 @@ from geomstats_dp.optim.weights import normalize_sample_weight
 from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian
 from geomstats_dp.privacy.quantile import private_quantile, quantile_event
 
-LOCALISE_QUANTILE = 0.9  # the quantile of the distances to the coarse point released
-LOCALISE_FACTOR = 1.5  # C2 = min(C, factor x that quantile)
-LOCALISE_EPSILON_FRACTION = 0.1  # of epsilon, spent on the quantile
+LOCALISE_FACTOR = 1.25  # C2 = min(C, factor x the released quantile)
+LOCALISE_EPSILON_FRACTION = 0.05  # of epsilon, spent on the quantile
 LOCALISE_GRID = np.geomspace(1e-3, 1.0, 37)  # candidates for C2 / C: 12 a decade
 STEP_SHARE_RATIO = 4.0  # each step gets this many times the previous step's mu^2
 REFINE_HORIZON_RATIO = 4.0  # refinement steps: privacy horizon / this, at least one
@@ -57,6 +56,17 @@ def check_point_loss(loss, method):
             "whose samples are points of the space (SquaredDistanceLoss, "
             f"HuberDistanceLoss), got {type(loss).__name__}; use method='rgd'"
         )
+
+
+def localise_quantile(n_samples, dim, multiplier):
+    """The quantile of the distances to the coarse point that sets C2 (public).
+
+    Clipping k records at radius c biases the mean by at most about k c / n, while the
+    step's noise has norm about sqrt(d) z 2c / n: clip the sqrt(d) z farthest records,
+    q = 1 - sqrt(d) z / n, kept in [1/2, 1 - 1e-9] (with little noise nothing is clipped,
+    so the release converges to the minimiser as epsilon grows).
+    """
+    return min(max(1 - math.sqrt(dim) * multiplier / n_samples, 0.5), 1 - 1e-9)
 
 
 def step_shares(n_steps):
@@ -135,7 +145,8 @@ class TangentSteps(ReleaseMechanism):
         for step, z in enumerate(self.multipliers):
             if step == 1:  # localise: a private radius around the coarse point
                 norms = _gradient_norms(self.loss, data, point)
-                radius = private_quantile(norms, LOCALISE_QUANTILE,
+                quantile = localise_quantile(self.n_samples, self.dim, self.multipliers[-1])
+                radius = private_quantile(norms, quantile,
                                           self.early_events[-1].epsilon, rng,
                                           grid=clip_norm * LOCALISE_GRID)
                 clip = min(clip_norm, LOCALISE_FACTOR * radius)
@@ -169,7 +180,8 @@ class TwoStageRelease(TangentSteps):
     """Localised release (method "two_stage"; module docstring).
 
     A coarse tangent step at x0 (clip C), an epsilon/10 quantile release of the distances
-    to the coarse point (clip C2 = min(C, 1.5 x that 0.9-quantile)), then
+    to the coarse point (clip C2 = min(C, 1.25 x that quantile), the quantile
+    ``localise_quantile``), then
     max(1, ceil(horizon / 4)) unit steps with clip C2 (horizon = ``privacy_horizon``,
     public), the shares of mu^2 growing fourfold from step to step. Adjacency
     replace-one; sensitivities 2 C max_i w_i and 2 C2 max_i w_i; Gaussian DP composition
