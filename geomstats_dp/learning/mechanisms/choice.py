@@ -25,7 +25,7 @@ import math
 
 from geomstats_dp.privacy import calibrate_gaussian
 
-RGD_NOISE_THRESHOLD = 0.2
+RGD_NOISE_THRESHOLD = 0.1
 LAPLACE_RATIO_THRESHOLD = 0.8  # the largest ratio measured where Laplace won
 
 
