@@ -16,7 +16,7 @@ from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
-from geomstats_dp.learning import PrivateERM, PrivateFrechetMean
+from geomstats_dp.learning import PrivateERM, PrivateFrechetMean, ScheduleStopsShortWarning
 from geomstats_dp.learning.mechanisms.choice import choose_point_method
 from geomstats_dp.learning.mechanisms.tangent import LOCALISE_FACTOR, LOCALISE_GRID
 from geomstats_dp.learning.reference import exact_frechet_mean
@@ -244,3 +244,23 @@ def test_tangent_methods_need_a_point_loss():
                            method="tangent", clip_norm=1.0)
     with pytest.raises(ValueError, match="method='tangent'"):
         estimator.fit(_sphere_points(20, seed=22)[1])
+
+
+@pytest.mark.parametrize("method", ["rgd", "two_stage"])
+def test_a_schedule_that_cannot_reach_the_minimiser_says_so(method):
+    """Huber radius D << C: steps of at most eta D cannot cover the distance C; the
+    warning is public (identical for neighbours) and absent when D = C."""
+    space, points = _sphere_points(200, seed=23)
+    neighbour = points.copy()
+    neighbour[0] = -points[0]
+    caught = []
+    for data in (points, neighbour):
+        estimator = PrivateERM(space, HuberDistanceLoss(space, 0.01), epsilon=1.0,
+                               clip_norm=2.0, method=method, random_state=24)
+        caught.append(_public_outputs(estimator, data))
+    assert caught[0] == caught[1]
+    assert ScheduleStopsShortWarning in [category for category, _ in caught[0][1]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ScheduleStopsShortWarning)
+        PrivateERM(space, HuberDistanceLoss(space, 2.0), epsilon=1.0, clip_norm=2.0,
+                   method=method, random_state=24).fit(points)

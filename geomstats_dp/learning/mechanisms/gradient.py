@@ -13,9 +13,15 @@ from tqdm import tqdm
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning import _defaults
-from geomstats_dp.learning._diagnostics import NoiseDominatesWarning, noise_ratio
+from geomstats_dp.learning._diagnostics import (
+    NoiseDominatesWarning,
+    ScheduleStopsShortWarning,
+    noise_ratio,
+    reach,
+)
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
-from geomstats_dp.optim import minimize
+from geomstats_dp.optim import SquaredDistanceLoss, minimize
+from geomstats_dp.optim.schedules import step_size_values
 from geomstats_dp.privacy.quantile import private_quantile, quantile_event
 
 
@@ -84,6 +90,10 @@ class GradientRelease(ReleaseMechanism):
             est._smoothness(),
         )
         n_steps = n_iter * (inner_steps if est._active_method == "rsvrg" else 1)
+        if isinstance(loss, SquaredDistanceLoss):  # the minimiser within C of the start
+            ScheduleStopsShortWarning.warn_if(reach(
+                step_size_values(step_size, n_steps), clip_norm,
+                getattr(loss, "radius", None)))
         progress = tqdm(total=n_steps, desc=f"{type(est).__name__} ({est._active_method})",
                         disable=not est.verbose)
         result = minimize(

@@ -31,7 +31,12 @@ import numpy as np
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning._defaults import privacy_horizon
-from geomstats_dp.learning._diagnostics import NoiseDominatesWarning, noise_ratio
+from geomstats_dp.learning._diagnostics import (
+    NoiseDominatesWarning,
+    ScheduleStopsShortWarning,
+    noise_ratio,
+    reach,
+)
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.learning.mechanisms.gradient import auto_clip_event, resolve_clip_norm
 from geomstats_dp.optim import SquaredDistanceLoss
@@ -141,6 +146,9 @@ class TangentSteps(ReleaseMechanism):
             self.loss, data, to_backend(normalize_sample_weight(weights, len(data))),
             TangentGaussian(space, est.noise_method, validate=False), rng)
         step_size = 1.0 / est._smoothness()
+        ScheduleStopsShortWarning.warn_if(reach(
+            np.full(len(self.multipliers), step_size), clip_norm,
+            getattr(self.loss, "radius", None)))
         clip = clip_norm
         for step, z in enumerate(self.multipliers):
             if step == 1:  # localise: a private radius around the coarse point
