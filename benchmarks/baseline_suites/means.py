@@ -152,9 +152,9 @@ def extrinsic_sphere(points, epsilon, rng):
     return mean / np.linalg.norm(mean)
 
 
-def _timed(function):
+def _timed(function, *args):
     start = time.perf_counter()
-    value = function()
+    value = function(*args)
     return value, time.perf_counter() - start
 
 
@@ -169,7 +169,7 @@ def _dataset_rows(estimator, name, space, points, reference, fits, quick):
                    "error": 0.0, "seconds": seconds}
             for method, fit in fits.items():
                 rng = np.random.default_rng([seed, int(epsilon * 1000)])
-                estimate, seconds_ = _timed(lambda: fit(epsilon, rng, seed))
+                estimate, seconds_ = _timed(fit, epsilon, rng, seed)
                 error = float(to_numpy(space.metric.dist(to_backend(estimate), exact)))
                 yield {**base, "method": method, "epsilon": epsilon, "seed": seed,
                        "error": error, "seconds": seconds_}
@@ -179,6 +179,31 @@ def _subsample(points, quick):
     return points[:300] if quick else points
 
 
+def _mean_fits(space, points, x0, clip):
+    """The releases compared on an SPD dataset: ``fit(epsilon, rng, seed)``."""
+    return {
+        "default": lambda eps, rng, seed: PrivateFrechetMean(
+            space, epsilon=eps, delta=DELTA, clip_norm=clip, radius=clip, center=x0,
+            random_state=seed).fit(points).estimate_,
+        "tangent_at_x0": lambda eps, rng, seed: tangent_at_x0(
+            space, points, x0, clip, eps, rng),
+        "extrinsic": lambda eps, rng, seed: extrinsic_spd(points, eps, rng),
+    }
+
+
+def _huber_fits(space, points, x0):
+    """The releases compared on a sphere dataset: ``fit(epsilon, rng, seed)``."""
+    loss = HuberDistanceLoss(space, HUBER_RADIUS)
+    return {
+        "default": lambda eps, rng, seed: PrivateERM(
+            space, loss, epsilon=eps, delta=DELTA, clip_norm=HUBER_RADIUS,
+            init_point=x0, random_state=seed).fit(points).estimate_,
+        "tangent_at_x0": lambda eps, rng, seed: tangent_at_x0(
+            space, points, x0, HUBER_RADIUS, eps, rng),
+        "extrinsic": lambda eps, rng, seed: extrinsic_sphere(points, eps, rng),
+    }
+
+
 def mean_rows(quick):
     """PrivateFrechetMean on the SPD datasets."""
     for name, load in SPD_DATASETS.items():
@@ -186,17 +211,9 @@ def mean_rows(quick):
         m = points.shape[1]
         space = SPDMatrices(m)
         x0, clip = spd_public_setting(m)
-        reference = _timed(lambda: exact_frechet_mean(space, to_backend(points)))
-        fits = {
-            "default": lambda eps, rng, seed: PrivateFrechetMean(
-                space, epsilon=eps, delta=DELTA, clip_norm=clip, radius=clip, center=x0,
-                random_state=seed).fit(points).estimate_,
-            "tangent_at_x0": lambda eps, rng, seed: tangent_at_x0(
-                space, points, x0, clip, eps, rng),
-            "extrinsic": lambda eps, rng, seed: extrinsic_spd(points, eps, rng),
-        }
+        reference = _timed(exact_frechet_mean, space, to_backend(points))
         yield from _dataset_rows("PrivateFrechetMean", name, space, points, reference,
-                                 fits, quick)
+                                 _mean_fits(space, points, x0, clip), quick)
 
 
 def huber_rows(quick):
@@ -206,18 +223,9 @@ def huber_rows(quick):
         p = points.shape[1]
         space = Hypersphere(p - 1)
         x0 = np.ones(p) / math.sqrt(p)
-        reference = _timed(lambda: huber_mean(space, points, x0, HUBER_RADIUS))
-        loss = HuberDistanceLoss(space, HUBER_RADIUS)
-        fits = {
-            "default": lambda eps, rng, seed: PrivateERM(
-                space, loss, epsilon=eps, delta=DELTA, clip_norm=HUBER_RADIUS,
-                init_point=x0, random_state=seed).fit(points).estimate_,
-            "tangent_at_x0": lambda eps, rng, seed: tangent_at_x0(
-                space, points, x0, HUBER_RADIUS, eps, rng),
-            "extrinsic": lambda eps, rng, seed: extrinsic_sphere(points, eps, rng),
-        }
-        yield from _dataset_rows("PrivateERM", name, space, points, reference, fits,
-                                 quick)
+        reference = _timed(huber_mean, space, points, x0, HUBER_RADIUS)
+        yield from _dataset_rows("PrivateERM", name, space, points, reference,
+                                 _huber_fits(space, points, x0), quick)
 
 
 def rows(quick):

@@ -49,18 +49,23 @@ class PrivateERM(PrivateEstimator):
 
     Minimises (1/n) sum_i f(x; z_i) (or sum_i w_i f(x; z_i) with public weights) over the
     points x of ``space`` by DP Riemannian gradient descent ("rgd"), stochastic gradient
-    descent ("rsgd") or SVRG ("rsvrg"), and releases the final point ``estimate_``, which
-    is (epsilon, delta)-DP.
+    descent ("rsgd") or SVRG ("rsvrg"), or, for a loss whose samples are points of the
+    space (``SquaredDistanceLoss``, ``HuberDistanceLoss``), by noisy unit tangent steps
+    from the public start ("tangent": one step; "two_stage": localised,
+    ``learning.mechanisms.tangent``), and releases ``estimate_``, which is
+    (epsilon, delta)-DP.
 
     Privacy. Adjacency: replace-one (one record z_i replaced by any other), except
     ``sampling="poisson"``: add/remove. Each per-sample Riemannian gradient is clipped to
     ``clip_norm`` C in the norm of the metric; the noisy queries have L2 sensitivity
     2C/n (rgd, a full-batch mean), 2C/b (rsgd, a batch of b drawn without replacement),
     C/b (rsgd, Poisson batches of expected size b) and 2C/n and 4 C1 (rsvrg, full and
-    variance-reduced queries, Utpala et al. 2023). The noise is a tangent Gaussian
-    N_x(0, sigma^2) at the current point, sigma calibrated numerically (autodp: exact
-    Gaussian-DP composition for rgd, amplification by sampling for rsgd; never a
-    closed-form moments bound). Steps, schedule and start are data-independent.
+    variance-reduced queries, Utpala et al. 2023), 2C/n per tangent step (2 C2/n for the
+    refinement steps of "two_stage", C2 a private quantile). The noise is a tangent
+    Gaussian N_x(0, sigma^2) at the current point, sigma calibrated numerically (autodp:
+    exact Gaussian-DP composition for rgd and the tangent steps, amplification by sampling
+    for rsgd; never a closed-form moments bound). Steps, schedule, start and the method
+    "auto" picks are data-independent.
 
     Parameters
     ----------
@@ -75,7 +80,11 @@ class PrivateERM(PrivateEstimator):
         Privacy parameter of this release, > 0.
     delta : float
         In (0, 1).
-    method : {"rgd", "rsgd", "rsvrg"}
+    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage"}
+        "auto" (default): "rgd" for a loss whose samples are not points of the space or
+        when ``n_iter`` or ``step_size`` is given, else "rgd" or "two_stage" by a public
+        rule on n, the dimension, epsilon and delta (``learning.mechanisms.choice``);
+        ``method_`` records the choice.
     clip_norm : float, "auto" or None
         C, a public bound on the per-sample gradient norms |grad f(x; z)|_x in the
         Riemannian metric (for the squared distance: the data radius around the
@@ -103,7 +112,8 @@ class PrivateERM(PrivateEstimator):
         Under add/remove adjacency n itself is private, so the sampling rate b / N, the
         default steps and batch size come from N, never from len(X).
     init_point : array-like, optional
-        Data-independent starting point; default a canonical point of the space.
+        Data-independent starting point (x0 of the tangent releases); default a canonical
+        point of the space.
     output : {"last", "random", "average", "weighted_average"}, optional
         Default "weighted_average" for rsgd, "last" otherwise.
     gradient : callable, optional
@@ -133,6 +143,8 @@ class PrivateERM(PrivateEstimator):
         The released private minimiser.
     budget_ : PrivacyBudget
         The budget charged.
+    method_ : str
+        The method run ("auto" resolved).
     noise_multiplier_ : float
         Noise standard deviation of a step over the sensitivity of that step's query (for
         rsvrg: of the variance-reduced step).

@@ -1,4 +1,5 @@
-"""The private Frechet mean: DP-RGD, DP-RSGD, DP-RSVRG or the Riemannian Laplace mechanism."""
+"""The private Frechet mean: DP-RGD, DP-RSGD, DP-RSVRG, tangent releases or the Riemannian
+Laplace mechanism, the default chosen from public quantities ("auto")."""
 
 import warnings
 
@@ -31,8 +32,15 @@ class PrivateFrechetMean(PrivateERM):
       stochastic gradient descent or SVRG; its docstring states the sensitivities and
       accountants) on f(x; z) = d(x, z)^2 / 2, whose per-sample gradients -Log_x(z), of
       norm d(x, z), are clipped to ``clip_norm`` in the Riemannian norm.
+    - method="tangent", "two_stage": noisy clipped tangent means at the public start, then
+      (two_stage) at a coarse private estimate with a private clip radius
+      (``learning.mechanisms.tangent``: sensitivity 2C/n per step, Gaussian DP).
     - method="laplace": the Riemannian Laplace mechanism (pure epsilon-DP) of Reimherr et
       al. on data in the ball B(center, radius).
+    - method="auto" (default): "laplace" when the ball is given, the weights are uniform
+      and its expected noise is below the Gaussian release's; else "rgd" when the noise
+      dominates, "two_stage" otherwise (``learning.mechanisms.choice``; public quantities
+      only). ``method_`` records the choice.
 
     Parameters
     ----------
@@ -42,7 +50,7 @@ class PrivateFrechetMean(PrivateERM):
         Privacy parameter of this release, > 0.
     delta : float
         In (0, 1); ignored by "laplace" (pure DP).
-    method : {"rgd", "rsgd", "rsvrg", "laplace"}
+    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace"}
     clip_norm : float, "auto" or None
         C, a public bound on the per-sample gradient norms d(x, z) (the data radius
         around the iterates). "auto" spends ``clip_budget_fraction`` of epsilon on a
@@ -50,7 +58,8 @@ class PrivateFrechetMean(PrivateERM):
         None infers it from the data (the largest distance to the initial point) with a
         PrivacyLeakWarning.
     radius, center : float and array-like
-        "laplace" only: the public ball B(center, radius) holding the data.
+        The public ball B(center, radius) holding the data: needed by "laplace", read by
+        "auto"; ``center`` is also the start of every method when ``init_point`` is None.
     clip_norm_single, n_iter, step_size, batch_size, inner_steps, sampling, dataset_size,
     init_point, output, clip_quantile, clip_budget_fraction, noise_method, budget,
     random_state, secure, verbose

@@ -16,7 +16,11 @@ from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
-from geomstats_dp.learning import PrivateERM, PrivateFrechetMean, ScheduleStopsShortWarning
+from geomstats_dp.learning import (
+    PrivateERM,
+    PrivateFrechetMean,
+    ScheduleStopsShortWarning,
+)
 from geomstats_dp.learning.mechanisms.choice import choose_point_method
 from geomstats_dp.learning.mechanisms.tangent import LOCALISE_FACTOR, LOCALISE_GRID
 from geomstats_dp.learning.reference import exact_frechet_mean
@@ -29,21 +33,22 @@ FAR_SPD = np.diag([8.0, 0.2])  # distance about 2.6 from the identity, the canon
 FAR_POLE = np.array([math.cos(1.2), math.sin(1.2), 0.0])  # 1.2 from the pole e_0
 
 
-def _spd_points(n_samples, seed, center=FAR_SPD, spread=0.3):
-    """Exp_center of symmetric Gaussian tangent vectors (affine-invariant metric)."""
-    space = SPDMatrices(2)
+def _points_around(space, center, n_samples, seed, spread):
+    """(space, Exp_center of tangent Gaussian vectors N_center(0, spread^2))."""
     rng = np.random.default_rng(seed)
     tangent = TangentGaussian(space).sample(to_backend(center), n_samples, sigma=spread,
                                             random_state=rng)
     return space, to_numpy(space.metric.exp(tangent, to_backend(center)))
+
+
+def _spd_points(n_samples, seed, center=FAR_SPD, spread=0.3):
+    """SPD(2) points (affine-invariant metric) around ``center``."""
+    return _points_around(SPDMatrices(2), center, n_samples, seed, spread)
 
 
 def _sphere_points(n_samples, seed, center=FAR_POLE, spread=0.25):
-    space = Hypersphere(2)
-    rng = np.random.default_rng(seed)
-    tangent = TangentGaussian(space).sample(to_backend(center), n_samples, sigma=spread,
-                                            random_state=rng)
-    return space, to_numpy(space.metric.exp(tangent, to_backend(center)))
+    """S^2 points around ``center``."""
+    return _points_around(Hypersphere(2), center, n_samples, seed, spread)
 
 
 def _max_distance(space, points, point):
@@ -242,7 +247,7 @@ def test_tangent_methods_need_a_point_loss():
     space = Hypersphere(2)
     estimator = PrivateERM(space, lambda point, sample: -(point * sample).sum(),
                            method="tangent", clip_norm=1.0)
-    with pytest.raises(ValueError, match="method='tangent'"):
+    with pytest.raises(TypeError, match="method='tangent'"):
         estimator.fit(_sphere_points(20, seed=22)[1])
 
 

@@ -54,9 +54,9 @@ REFINE_HORIZON_RATIO = 4.0  # refinement steps: privacy horizon / this, at least
 
 
 def check_point_loss(loss, method):
-    """Raise ValueError unless the loss's samples are points of the space."""
+    """Raise TypeError unless the loss's samples are points of the space."""
     if not isinstance(loss, SquaredDistanceLoss):
-        raise ValueError(
+        raise TypeError(
             f"method={method!r} releases a tangent mean of the samples: it needs a loss "
             "whose samples are points of the space (SquaredDistanceLoss, "
             f"HuberDistanceLoss), got {type(loss).__name__}; use method='rgd'"
