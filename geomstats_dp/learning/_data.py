@@ -2,6 +2,7 @@
 
 import numpy as np
 
+
 from geomstats_dp._validation import check_finite_array, check_on_space
 
 

@@ -13,8 +13,8 @@ from geomstats_dp._backend import get_rng, to_numpy
 from geomstats_dp._validation import check_finite_array, check_positive_finite
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_points, check_sample_count
-from geomstats_dp.learning._defaults import RGD_STEP_SIZE
 from geomstats_dp.learning.erm import PrivateERM
+from geomstats_dp.learning._defaults import RGD_STEP_SIZE
 from geomstats_dp.optim import (
     ConstantStep,
     FullBatch,
