@@ -81,8 +81,9 @@ class PrivateERM(PrivateEstimator):
     delta : float
         In (0, 1).
     method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage"}
-        "auto" (default): "rgd" for a loss whose samples are not points of the space or
-        when ``n_iter`` or ``step_size`` is given, else "rgd" or "two_stage" by a public
+        "auto" (default): "rsgd" for ``sampling="poisson"``; "rgd" for a loss whose
+        samples are not points of the space or when ``n_iter`` or ``step_size`` is given;
+        else "rgd" or "two_stage" by a public
         rule on n, the dimension, epsilon and delta (``learning.mechanisms.choice``);
         ``method_`` records the choice.
     clip_norm : float, "auto" or None
@@ -268,11 +269,14 @@ class PrivateERM(PrivateEstimator):
 
     def _choose_method(self, n_samples):
         """The method run: ``self.method``, or for "auto" a rule on public quantities only
-        (``mechanisms.choice``): "rgd" when gradient-descent settings (n_iter, step_size)
-        are given or the samples are not points of the space, else the tangent release
-        the rule picks from n, the dimension, epsilon and delta."""
+        (``mechanisms.choice``): "rsgd" for ``sampling="poisson"``, "rgd" when
+        gradient-descent settings (n_iter, step_size) are given or the samples are not
+        points of the space, else what the rule picks from n, the dimension, epsilon and
+        delta."""
         if self.method != "auto":
             return self.method
+        if self.sampling == "poisson":
+            return "rsgd"
         point_loss = isinstance(self._make_loss(), SquaredDistanceLoss)
         if not point_loss or self.n_iter is not None or self.step_size is not None:
             return "rgd"
@@ -359,7 +363,7 @@ class PrivateERM(PrivateEstimator):
 
     @property
     def _poisson(self):
-        return self._active_method == "rsgd" and self.sampling == "poisson"
+        return self._active_method in ("rsgd", "auto") and self.sampling == "poisson"
 
     def _settings(self, n_samples):
         """Resolved n_iter, batch size, inner steps and output, from public quantities."""

@@ -269,3 +269,12 @@ def test_a_schedule_that_cannot_reach_the_minimiser_says_so(method):
         warnings.simplefilter("error", ScheduleStopsShortWarning)
         PrivateERM(space, HuberDistanceLoss(space, 2.0), epsilon=1.0, clip_norm=2.0,
                    method=method, random_state=24).fit(points)
+
+
+def test_auto_with_poisson_sampling_runs_poisson_dp_rsgd():
+    space, points = _sphere_points(200, seed=25)
+    estimator = PrivateFrechetMean(space, clip_norm=1.0, sampling="poisson",
+                                   dataset_size=250, random_state=26).fit(points)
+    assert estimator.method_ == "rsgd"
+    assert estimator.n_gradient_evaluations_ is None  # the batch sizes would reveal n
+    assert all(event.adjacency == "add_remove" for event in estimator.events_)
