@@ -278,3 +278,22 @@ def test_auto_with_poisson_sampling_runs_poisson_dp_rsgd():
     assert estimator.method_ == "rsgd"
     assert estimator.n_gradient_evaluations_ is None  # the batch sizes would reveal n
     assert all(event.adjacency == "add_remove" for event in estimator.events_)
+
+
+def test_huber_loss_values_and_gradients():
+    space, points = _sphere_points(50, seed=27, spread=0.8)
+    point, radius = to_backend(FAR_POLE), 0.5
+    loss = HuberDistanceLoss(space, radius)
+    dist = to_numpy(space.metric.dist(to_backend(points), point))
+    expected = np.where(dist > radius, radius * dist - radius**2 / 2, dist**2 / 2)
+    assert np.allclose(to_numpy(loss.values(point, to_backend(points))), expected)
+    grads = loss.gradients(point, to_backend(points))
+    norms = to_numpy(space.metric.norm(grads, point))
+    assert np.allclose(norms, np.minimum(dist, radius))
+    assert (dist > radius).any() and (dist < radius).any()
+    # along the geodesic towards a record, the loss falls at the rate of the gradient
+    logs = to_numpy(space.metric.log(to_backend(points), point))
+    step = 1e-6
+    moved = space.metric.exp(to_backend(step * logs[0] / dist[0]), point)
+    rate = (to_numpy(loss.values(moved, to_backend(points[:1])))[0] - expected[0]) / step
+    assert rate == pytest.approx(-min(dist[0], radius), rel=1e-4)
