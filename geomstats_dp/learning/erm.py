@@ -222,7 +222,7 @@ class PrivateERM(PrivateEstimator):
         self
         """
         budget = self._start_fit(self.epsilon, self.delta)
-        self.__dict__.pop("_method_chosen", None)
+        self.__dict__.pop("_resolved_method", None)
         data, weights = self._check_input(X, y, sample_weight)
         self._check_params()
         if self._poisson and weights is not None:
@@ -231,7 +231,7 @@ class PrivateERM(PrivateEstimator):
                 "a record changes every normalised weight"
             )
         n_public = self.dataset_size if self._poisson else len(data)
-        method = self._method_chosen = self._choose_method(n_public)
+        method = self._resolved_method = self._choose_method(n_public)
         mechanism = self._MECHANISMS[method](self, n_public, weights)
         fitted = run_release(mechanism, budget, data, weights, self.random_state,
                              self.secure)
@@ -287,9 +287,9 @@ class PrivateERM(PrivateEstimator):
         return canonical_point(self.space) if self.init_point is None else self.init_point
 
     @property
-    def _active_method(self):
-        """The method of the running fit ("auto" resolved), else ``method``."""
-        return self.__dict__.get("_method_chosen", self.method)
+    def _method(self):
+        """The method run: ``method`` as resolved by the last fit's ``_choose_method``."""
+        return self.__dict__.get("_resolved_method", self.method)
 
     def _smoothness(self):
         """Curvature scale of the loss relative to d^2 / 2; default steps divide by it."""
@@ -363,17 +363,17 @@ class PrivateERM(PrivateEstimator):
 
     @property
     def _poisson(self):
-        return self._active_method in ("rsgd", "auto") and self.sampling == "poisson"
+        return self._method in ("rsgd", "auto") and self.sampling == "poisson"
 
     def _settings(self, n_samples):
         """Resolved n_iter, batch size, inner steps and output, from public quantities."""
         batch_size = self.batch_size or _defaults.default_batch_size(n_samples)
         inner_steps = self.inner_steps or _defaults.default_inner_steps(n_samples)
         n_iter = self.n_iter or _defaults.default_n_iter(
-            self._active_method, n_samples, int(self.space.dim), self.epsilon, self.delta
+            self._method, n_samples, int(self.space.dim), self.epsilon, self.delta
         )
-        output = self.output or _defaults.default_output(self._active_method)
-        if self._active_method == "rsgd" and batch_size > n_samples:
+        output = self.output or _defaults.default_output(self._method)
+        if self._method == "rsgd" and batch_size > n_samples:
             raise ValueError(
                 f"batch_size must be <= the number of samples {n_samples}, got {batch_size}"
             )
@@ -393,7 +393,7 @@ class PrivateERM(PrivateEstimator):
         )
         rate = batch_size / n_samples if self._poisson else None
         return plan_gradient_release(
-            self._active_method, self._optimisation_epsilon, self.delta, n_samples, n_iter, clip_norm,
+            self._method, self._optimisation_epsilon, self.delta, n_samples, n_iter, clip_norm,
             batch_size, inner_steps, clip_norm_single, self.sampling,
             label=type(self).__name__, weights=weights, sampling_rate=rate,
         )

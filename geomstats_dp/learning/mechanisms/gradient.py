@@ -86,15 +86,15 @@ class GradientRelease(ReleaseMechanism):
                                 clip_norm)
         dim = int(est.space.dim)
         step_size = est.step_size or _defaults.default_step_size(
-            est._active_method, inner_steps, clip_norm, release.strategy.noise_stds, dim,
+            est._method, inner_steps, clip_norm, release.strategy.noise_stds, dim,
             est._smoothness(),
         )
-        n_steps = n_iter * (inner_steps if est._active_method == "rsvrg" else 1)
+        n_steps = n_iter * (inner_steps if est._method == "rsvrg" else 1)
         if isinstance(loss, SquaredDistanceLoss):  # the minimiser within C of the start
             ScheduleStopsShortWarning.warn_if(reach(
                 step_size_values(step_size, n_steps), clip_norm,
                 getattr(loss, "radius", None)))
-        progress = tqdm(total=n_steps, desc=f"{type(est).__name__} ({est._active_method})",
+        progress = tqdm(total=n_steps, desc=f"{type(est).__name__} ({est._method})",
                         disable=not est.verbose)
         result = minimize(
             loss, data, release.strategy, n_iter, step_size, init_point,
