@@ -313,11 +313,9 @@ class PrivateERM(PrivateEstimator):
         """Validate the parameters (before any data is read)."""
         if not hasattr(self.space, "metric"):
             raise TypeError(f"space {type(self.space).__name__} has no metric")
-        if self.method != "auto" and self.method not in self._MECHANISMS:
-            raise ValueError(
-                f"method must be 'auto' or one of {tuple(self._MECHANISMS)}, "
-                f"got {self.method!r}"
-            )
+        methods = ("auto", *(name for name in self._MECHANISMS if name != "auto"))
+        if self.method not in methods:
+            raise ValueError(f"method must be one of {methods}, got {self.method!r}")
         check_positive_finite(self.epsilon, "epsilon")
         if self.method != "laplace":
             check_probability(self.delta, "delta")

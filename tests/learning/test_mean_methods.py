@@ -297,3 +297,14 @@ def test_huber_loss_values_and_gradients():
     moved = space.metric.exp(to_backend(step * logs[0] / dist[0]), point)
     rate = (to_numpy(loss.values(moved, to_backend(points[:1])))[0] - expected[0]) / step
     assert rate == pytest.approx(-min(dist[0], radius), rel=1e-4)
+
+
+def test_auto_skips_laplace_where_it_would_need_mcmc():
+    """SPD(4) affine-invariant: the Laplace law is sampled by Metropolis-Hastings."""
+    space = SPDMatrices(4)
+    points = to_numpy(space.metric.exp(TangentGaussian(space).sample(
+        to_backend(np.eye(4)), 500, sigma=0.1, random_state=np.random.default_rng(28)),
+        to_backend(np.eye(4))))
+    estimator = PrivateFrechetMean(space, epsilon=10.0, clip_norm=1.0, radius=1.0,
+                                   center=np.eye(4), random_state=29).fit(points)
+    assert estimator.method_ != "laplace"

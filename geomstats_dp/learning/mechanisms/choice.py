@@ -57,6 +57,7 @@ def laplace_noise_ratio(space, n_samples, epsilon, delta, radius, center):
     sqrt(d) z 2 r / n, both for data in the public ball B(center, r); None when the
     Laplace law has no exact sampler or does not exist at this scale (public)."""
     from geomstats_dp.distributions import RiemannianLaplace
+    from geomstats_dp.distributions.laplace.riemannian_laplace import MAX_EXACT_SPD_SIZE
     from geomstats_dp.distributions.laplace import (
         frechet_mean_sensitivity,
         laplace_scale,
@@ -71,7 +72,8 @@ def laplace_noise_ratio(space, n_samples, epsilon, delta, radius, center):
         law = RiemannianLaplace(space, center, scale)
     except ValueError:
         return None
-    if not law._has_exact():
-        return None
+    family = law.geometry.family
+    if family == "generic" or (family == "spd_affine" and space.n > MAX_EXACT_SPD_SIZE):
+        return None  # sampled by Metropolis-Hastings: not a default
     dim = int(space.dim)
     return dim * scale / (one_shot_noise_ratio(n_samples, dim, epsilon, delta) * radius)
