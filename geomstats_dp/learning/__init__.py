@@ -1,6 +1,9 @@
 """Private estimators with geomstats' scikit-learn-style ``fit``, on one private core."""
 
-from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
+from geomstats_dp.learning._diagnostics import (
+    NoiseDominatesWarning,
+    ScheduleStopsShortWarning,
+)
 from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.frechet_mean import PrivateFrechetMean
 from geomstats_dp.learning.matrix_completion import PrivateMatrixCompletion
@@ -8,5 +11,5 @@ from geomstats_dp.learning.pca import PrivatePCA
 from geomstats_dp.learning.structured_prediction import PrivateStructuredPrediction
 
 __all__ = ["NoiseDominatesWarning", "PrivateERM", "PrivateFrechetMean",
-           "PrivateMatrixCompletion", "PrivatePCA",
-           "PrivateStructuredPrediction"]
+           "PrivateMatrixCompletion", "PrivatePCA", "PrivateStructuredPrediction",
+           "ScheduleStopsShortWarning"]

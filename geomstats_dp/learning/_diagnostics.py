@@ -102,3 +102,43 @@ class NoiseDominatesWarning(UserWarning):
                 cls,
                 stacklevel=user_stacklevel(),
             )
+
+
+def reach(step_sizes, clip_norm, gradient_bound=None):
+    """How far a schedule can travel, over the distance it may have to travel.
+
+    For the squared distance (and its Huber version) with every record within C of the
+    start, the minimiser lies within C of the start, and a step moves by at most
+    eta_t min(C, D), D the bound on the loss's gradient norms (the Huber radius). The
+    schedule can reach the minimiser only if sum_t eta_t min(C, D) >= C. Public: the
+    schedule, C and D.
+
+    Parameters
+    ----------
+    step_sizes : numpy.ndarray, shape=[T]
+    clip_norm : float
+    gradient_bound : float, optional
+
+    Returns
+    -------
+    ratio : float
+    """
+    bound = clip_norm if gradient_bound is None else min(clip_norm, gradient_bound)
+    return float(np.sum(step_sizes)) * bound / clip_norm
+
+
+class ScheduleStopsShortWarning(UserWarning):
+    """The steps cannot travel as far as the minimiser may lie from the start."""
+
+    @classmethod
+    def warn_if(cls, ratio):
+        """Warn when ``ratio`` (``reach``) is below 1."""
+        if ratio < 1:
+            warnings.warn(
+                f"the step sizes add up to {ratio:.3g} times the distance the minimiser "
+                "may lie from the start (clip_norm), with the loss's gradients bounded "
+                "by its radius: the release may stop short of the minimiser. More steps "
+                "(n_iter), a larger loss radius, or a start nearer the data help.",
+                cls,
+                stacklevel=user_stacklevel(),
+            )

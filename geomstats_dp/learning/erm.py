@@ -24,12 +24,16 @@ from geomstats_dp.learning._data import check_array, check_sample_count
 from geomstats_dp.learning._diagnostics import noise_ratio, user_stacklevel
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.learning.mechanisms.base import run_release
+from geomstats_dp.learning.mechanisms.choice import choose_point_method
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
+from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.optim import (
     OUTPUTS,
     CallableLoss,
     PairedSamples,
     PerSampleLoss,
+    SquaredDistanceLoss,
+    canonical_point,
     normalize_sample_weight,
 )
 from geomstats_dp.optim.dummy import dummy_records
@@ -46,18 +50,23 @@ class PrivateERM(PrivateEstimator):
 
     Minimises (1/n) sum_i f(x; z_i) (or sum_i w_i f(x; z_i) with public weights) over the
     points x of ``space`` by DP Riemannian gradient descent ("rgd"), stochastic gradient
-    descent ("rsgd") or SVRG ("rsvrg"), and releases the final point ``estimate_``, which
-    is (epsilon, delta)-DP.
+    descent ("rsgd") or SVRG ("rsvrg"), or, for a loss whose samples are points of the
+    space (``SquaredDistanceLoss``, ``HuberDistanceLoss``), by noisy unit tangent steps
+    from the public start ("tangent": one step; "two_stage": localised,
+    ``learning.mechanisms.tangent``), and releases ``estimate_``, which is
+    (epsilon, delta)-DP.
 
     Privacy. Adjacency: replace-one (one record z_i replaced by any other), except
     ``sampling="poisson"``: add/remove. Each per-sample Riemannian gradient is clipped to
     ``clip_norm`` C in the norm of the metric; the noisy queries have L2 sensitivity
     2C/n (rgd, a full-batch mean), 2C/b (rsgd, a batch of b drawn without replacement),
     C/b (rsgd, Poisson batches of expected size b) and 2C/n and 4 C1 (rsvrg, full and
-    variance-reduced queries, Utpala et al. 2023). The noise is a tangent Gaussian
-    N_x(0, sigma^2) at the current point, sigma calibrated numerically (autodp: exact
-    Gaussian-DP composition for rgd, amplification by sampling for rsgd; never a
-    closed-form moments bound). Steps, schedule and start are data-independent.
+    variance-reduced queries, Utpala et al. 2023), 2C/n per tangent step (2 C2/n for the
+    refinement steps of "two_stage", C2 a private quantile). The noise is a tangent
+    Gaussian N_x(0, sigma^2) at the current point, sigma calibrated numerically (autodp:
+    exact Gaussian-DP composition for rgd and the tangent steps, amplification by sampling
+    for rsgd; never a closed-form moments bound). Steps, schedule, start and the method
+    "auto" picks are data-independent.
 
     Parameters
     ----------
@@ -72,7 +81,12 @@ class PrivateERM(PrivateEstimator):
         Privacy parameter of this release, > 0.
     delta : float
         In (0, 1).
-    method : {"rgd", "rsgd", "rsvrg"}
+    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage"}
+        "auto" (default): "rsgd" for ``sampling="poisson"``; "rgd" for a loss whose
+        samples are not points of the space or when ``n_iter`` or ``step_size`` is given;
+        else "rgd" or "two_stage" by a public
+        rule on n, the dimension, epsilon and delta (``learning.mechanisms.choice``);
+        ``method_`` records the choice.
     clip_norm : float, "auto" or None
         C, a public bound on the per-sample gradient norms |grad f(x; z)|_x in the
         Riemannian metric (for the squared distance: the data radius around the
@@ -100,7 +114,8 @@ class PrivateERM(PrivateEstimator):
         Under add/remove adjacency n itself is private, so the sampling rate b / N, the
         default steps and batch size come from N, never from len(X).
     init_point : array-like, optional
-        Data-independent starting point; default a canonical point of the space.
+        Data-independent starting point (x0 of the tangent releases); default a canonical
+        point of the space.
     output : {"last", "random", "average", "weighted_average"}, optional
         Default "weighted_average" for rsgd, "last" otherwise.
     gradient : callable, optional
@@ -130,6 +145,8 @@ class PrivateERM(PrivateEstimator):
         The released private minimiser.
     budget_ : PrivacyBudget
         The budget charged.
+    method_ : str
+        The method run ("auto" resolved).
     noise_multiplier_ : float
         Noise standard deviation of a step over the sensitivity of that step's query (for
         rsvrg: of the variance-reduced step).
@@ -153,10 +170,11 @@ class PrivateERM(PrivateEstimator):
     """
 
     _MECHANISMS = {"rgd": GradientRelease, "rsgd": GradientRelease,
-                   "rsvrg": GradientRelease}
+                   "rsvrg": GradientRelease, "tangent": TangentRelease,
+                   "two_stage": TwoStageRelease}
     _FITTED = GRADIENT_FITTED
 
-    def __init__(self, space, loss, epsilon=1.0, delta=1e-5, method="rgd", clip_norm=None,
+    def __init__(self, space, loss, epsilon=1.0, delta=1e-5, method="auto", clip_norm=None,
                  clip_norm_single=None, n_iter=None, step_size=None, batch_size=None,
                  inner_steps=None, sampling="without_replacement", dataset_size=None,
                  init_point=None, output=None, gradient=None, gradient_kind="riemannian",
@@ -205,6 +223,7 @@ class PrivateERM(PrivateEstimator):
         self
         """
         budget = self._start_fit(self.epsilon, self.delta)
+        self.__dict__.pop("_resolved_method", None)
         data, weights = self._check_input(X, y, sample_weight)
         self._check_params()
         if self._poisson and weights is not None:
@@ -250,9 +269,28 @@ class PrivateERM(PrivateEstimator):
         return fitted
 
     def _choose_method(self, n_samples):
-        """The method run: ``self.method`` (subclasses resolve "auto" from public
-        quantities only)."""
-        return self.method
+        """The method run: ``self.method``, or for "auto" a rule on public quantities only
+        (``mechanisms.choice``): "rsgd" for ``sampling="poisson"``, "rgd" when
+        gradient-descent settings (n_iter, step_size) are given or the samples are not
+        points of the space, else what the rule picks from n, the dimension, epsilon and
+        delta."""
+        if self.method != "auto":
+            return self.method
+        if self.sampling == "poisson":
+            return "rsgd"
+        point_loss = isinstance(self._make_loss(), SquaredDistanceLoss)
+        if not point_loss or self.n_iter is not None or self.step_size is not None:
+            return "rgd"
+        return choose_point_method(n_samples, int(self.space.dim), self.epsilon, self.delta)
+
+    def _start_point(self):
+        """The public start of every method: ``init_point``, else the canonical point."""
+        return canonical_point(self.space) if self.init_point is None else self.init_point
+
+    @property
+    def _method(self):
+        """The method run: ``method`` as resolved by the last fit's ``_choose_method``."""
+        return self.__dict__.get("_resolved_method", self.method)
 
     def _default_step_size(self, inner_steps, clip_norm, noise_stds):
         """The default schedule (``_defaults.default_step_size``, divided by
@@ -286,10 +324,9 @@ class PrivateERM(PrivateEstimator):
         """Validate the parameters (before any data is read)."""
         if not hasattr(self.space, "metric"):
             raise TypeError(f"space {type(self.space).__name__} has no metric")
-        if self.method not in self._MECHANISMS:
-            raise ValueError(
-                f"method must be one of {tuple(self._MECHANISMS)}, got {self.method!r}"
-            )
+        methods = ("auto", *(name for name in self._MECHANISMS if name != "auto"))
+        if self.method not in methods:
+            raise ValueError(f"method must be one of {methods}, got {self.method!r}")
         check_positive_finite(self.epsilon, "epsilon")
         if self.method != "laplace":
             check_probability(self.delta, "delta")
@@ -340,7 +377,7 @@ class PrivateERM(PrivateEstimator):
 
     @property
     def _poisson(self):
-        return self.method == "rsgd" and self.sampling == "poisson"
+        return self._method in ("rsgd", "auto") and self.sampling == "poisson"
 
     def _settings(self, n_samples):
         """Resolved n_iter, batch size, inner steps and output, from public quantities."""

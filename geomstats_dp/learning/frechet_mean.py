@@ -1,12 +1,21 @@
-"""The private Frechet mean: DP-RGD, DP-RSGD, DP-RSVRG or the Riemannian Laplace mechanism."""
+"""The private Frechet mean: DP-RGD, DP-RSGD, DP-RSVRG, tangent releases or the Riemannian
+Laplace mechanism, the default chosen from public quantities ("auto")."""
 
 import warnings
 
 from geomstats_dp._backend import to_backend
-from geomstats_dp._validation import check_finite_array, check_on_space
+from geomstats_dp._validation import (
+    check_finite_array,
+    check_on_space,
+    check_positive_finite,
+)
 from geomstats_dp.learning._data import check_points, check_shape
 from geomstats_dp.learning._laplace_release import LaplaceRelease
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
+from geomstats_dp.learning.mechanisms.choice import (
+    LAPLACE_RATIO_THRESHOLD,
+    laplace_noise_ratio,
+)
 from geomstats_dp.optim import SquaredDistanceLoss, normalize_sample_weight
 from geomstats_dp.privacy import PrivacyLeakWarning
 
@@ -23,8 +32,15 @@ class PrivateFrechetMean(PrivateERM):
       stochastic gradient descent or SVRG; its docstring states the sensitivities and
       accountants) on f(x; z) = d(x, z)^2 / 2, whose per-sample gradients -Log_x(z), of
       norm d(x, z), are clipped to ``clip_norm`` in the Riemannian norm.
+    - method="tangent", "two_stage": noisy clipped tangent means at the public start, then
+      (two_stage) at a coarse private estimate with a private clip radius
+      (``learning.mechanisms.tangent``: sensitivity 2C/n per step, Gaussian DP).
     - method="laplace": the Riemannian Laplace mechanism (pure epsilon-DP) of Reimherr et
       al. on data in the ball B(center, radius).
+    - method="auto" (default): "laplace" when the ball is given, the weights are uniform
+      and its expected noise is below the Gaussian release's; else "rgd" when the noise
+      dominates, "two_stage" otherwise (``learning.mechanisms.choice``; public quantities
+      only). ``method_`` records the choice.
 
     Parameters
     ----------
@@ -34,7 +50,7 @@ class PrivateFrechetMean(PrivateERM):
         Privacy parameter of this release, > 0.
     delta : float
         In (0, 1); ignored by "laplace" (pure DP).
-    method : {"rgd", "rsgd", "rsvrg", "laplace"}
+    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace"}
     clip_norm : float, "auto" or None
         C, a public bound on the per-sample gradient norms d(x, z) (the data radius
         around the iterates). "auto" spends ``clip_budget_fraction`` of epsilon on a
@@ -42,7 +58,8 @@ class PrivateFrechetMean(PrivateERM):
         None infers it from the data (the largest distance to the initial point) with a
         PrivacyLeakWarning.
     radius, center : float and array-like
-        "laplace" only: the public ball B(center, radius) holding the data.
+        The public ball B(center, radius) holding the data: needed by "laplace", read by
+        "auto"; ``center`` is also the start of every method when ``init_point`` is None.
     clip_norm_single, n_iter, step_size, batch_size, inner_steps, sampling, dataset_size,
     init_point, output, clip_quantile, clip_budget_fraction, noise_method, budget,
     random_state, secure, verbose
@@ -63,7 +80,7 @@ class PrivateFrechetMean(PrivateERM):
     _MECHANISMS = {**PrivateERM._MECHANISMS, "laplace": LaplaceRelease}
     _FITTED = GRADIENT_FITTED
 
-    def __init__(self, space, epsilon=1.0, delta=1e-5, method="rgd", clip_norm=None,
+    def __init__(self, space, epsilon=1.0, delta=1e-5, method="auto", clip_norm=None,
                  clip_norm_single=None, n_iter=None, step_size=None, batch_size=None,
                  inner_steps=None, sampling="without_replacement", dataset_size=None,
                  init_point=None, output=None, radius=None, center=None,
@@ -107,12 +124,34 @@ class PrivateFrechetMean(PrivateERM):
     def _check_input(self, X, y, sample_weight):
         points = check_shape(self.space, X)
         weights = normalize_sample_weight(sample_weight, len(points))
-        return points, None if weights.max() == weights.min() else weights
+        self._weighted = bool(weights.max() != weights.min())  # public
+        return points, weights if self._weighted else None
+
+    def _choose_method(self, n_samples):
+        """As ``PrivateERM``; "auto" with a public ball and uniform weights takes the
+        Laplace release where it is expected to win (``mechanisms.choice``)."""
+        method = super()._choose_method(n_samples)
+        if self.method != "auto" or self.radius is None or self.center is None:
+            return method
+        if self._weighted or self.n_iter is not None or self.step_size is not None:
+            return method
+        ratio = laplace_noise_ratio(self.space, n_samples, self.epsilon, self.delta,
+                                    check_positive_finite(self.radius, "radius"),
+                                    to_backend(self.center))
+        if ratio is not None and ratio <= LAPLACE_RATIO_THRESHOLD:
+            return "laplace"
+        return method
 
     def _check_params(self):
         super()._check_params()
-        if self.method == "laplace" and self.center is not None:
+        if self.center is not None:
             self._check_center()
+
+    def _start_point(self):
+        """``init_point``, else the public ``center``, else the canonical point."""
+        if self.init_point is None and self.center is not None:
+            return self.center
+        return super()._start_point()
 
     def _check_center(self):
         """The Laplace ball's center: shape, finite, on the space (errors name it)."""

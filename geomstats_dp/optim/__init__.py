@@ -8,6 +8,7 @@ estimator calibrates them); nothing here reads a privacy budget.
 from geomstats_dp.optim.callable_loss import CallableLoss
 from geomstats_dp.optim.clipping import clip_tangent_vectors
 from geomstats_dp.optim.gradients import riemannian_gradient
+from geomstats_dp.optim.huber import HuberDistanceLoss
 from geomstats_dp.optim.initial_point import canonical_point
 from geomstats_dp.optim.loop import minimize
 from geomstats_dp.optim.losses import AutodiffLoss, PerSampleLoss, SquaredDistanceLoss
@@ -31,6 +32,7 @@ __all__ = [
     "CallableLoss",
     "ConstantStep",
     "FullBatch",
+    "HuberDistanceLoss",
     "InverseSqrtStep",
     "InverseTimeStep",
     "MiniBatch",

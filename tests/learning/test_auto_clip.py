@@ -46,7 +46,7 @@ def _sphere_points(n_samples, seed):
 def test_auto_clip_is_charged_and_the_noise_follows_it(monkeypatch):
     sigmas = TangentGaussianSpy(monkeypatch).sigmas
     points = _sphere_points(400, seed=3)
-    estimator = PrivateFrechetMean(Hypersphere(2), epsilon=2.0, delta=1e-6,
+    estimator = PrivateFrechetMean(Hypersphere(2), epsilon=2.0, delta=1e-6, method="rgd",
                                    clip_norm="auto", clip_budget_fraction=0.25,
                                    init_point=np.array([0.0, 0.0, 1.0]), random_state=4)
     estimator.fit(points)

@@ -2,5 +2,7 @@
 
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism, run_release
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
+from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 
-__all__ = ["GradientRelease", "ReleaseMechanism", "run_release"]
+__all__ = ["GradientRelease", "ReleaseMechanism", "TangentRelease", "TwoStageRelease",
+           "run_release"]

@@ -12,10 +12,38 @@ from tqdm import tqdm
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
-from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
+from geomstats_dp.learning._diagnostics import (
+    NoiseDominatesWarning,
+    ScheduleStopsShortWarning,
+    reach,
+)
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
-from geomstats_dp.optim import canonical_point, minimize
+from geomstats_dp.optim import SquaredDistanceLoss, minimize
+from geomstats_dp.optim.schedules import step_size_values
 from geomstats_dp.privacy.quantile import private_quantile, quantile_event
+
+
+def auto_clip_event(estimator):
+    """The quantile release of ``clip_norm="auto"`` (a pure-DP event), or ()."""
+    if not estimator._auto_clip:
+        return ()
+    return (quantile_event(estimator.epsilon * estimator.clip_budget_fraction,
+                           f"{type(estimator).__name__}: clip_norm='auto'"),)
+
+
+def resolve_clip_norm(estimator, loss, data, start, rng, early_events):
+    """The clip norm of the first step at ``start``: the public ``clip_norm``, its private
+    quantile (``clip_norm="auto"``, whose event is the last of ``early_events``), or the
+    largest gradient norm (None: not private, with a PrivacyLeakWarning)."""
+    from geomstats_dp.learning.erm import _gradient_norms, _infer_clip_norm
+
+    if estimator._auto_clip:
+        norms = _gradient_norms(loss, data, start)
+        return private_quantile(norms, estimator.clip_quantile, early_events[-1].epsilon,
+                                rng)
+    if estimator.clip_norm is None:
+        return _infer_clip_norm(loss, data, start)
+    return estimator.clip_norm
 
 
 class GradientRelease(ReleaseMechanism):
@@ -35,43 +63,33 @@ class GradientRelease(ReleaseMechanism):
         # the noise multipliers do not depend on C: calibrate before any value is read
         self.plan = est._plan(n_samples, weights, n_iter, batch_size, inner_steps,
                               est.clip_norm if self.fixed_clip else 1.0)
-        self.early_events = tuple(est._preliminary_events(n_samples))
-        if est._auto_clip:
-            self.early_events += (quantile_event(
-                est.epsilon * est.clip_budget_fraction,
-                f"{type(est).__name__}: clip_norm='auto'"),)
+        self.early_events = tuple(est._preliminary_events(n_samples)) + auto_clip_event(est)
 
     def events(self):
         return self.early_events + self.plan.events
 
     def release(self, data, weights, rng):
-        from geomstats_dp.learning.erm import (
-            _gradient_norms,
-            _infer_clip_norm,
-            _probe_loss,
-        )
+        from geomstats_dp.learning.erm import _probe_loss
 
         est = self.estimator
         n_iter, batch_size, inner_steps, output = self.settings
         loss = est._make_loss()
-        init_point = canonical_point(est.space) if est.init_point is None else est.init_point
+        init_point = est._start_point()
         data, preliminary = est._prepare(loss.check_data(data), rng)
         start = to_backend(to_numpy(init_point))
         _probe_loss(loss, data, start)
         release = self.plan
-        clip_norm = est.clip_norm if self.fixed_clip else None
-        if est._auto_clip:
-            norms = _gradient_norms(loss, data, start)
-            clip_norm = private_quantile(norms, est.clip_quantile,
-                                         self.early_events[-1].epsilon, rng)
-        elif clip_norm is None:
-            clip_norm = _infer_clip_norm(loss, data, start)
+        clip_norm = resolve_clip_norm(est, loss, data, start, rng, self.early_events)
         if not self.fixed_clip:
             release = est._plan(self.n_samples, weights, n_iter, batch_size, inner_steps,
                                 clip_norm)
         step_size = est.step_size or est._default_step_size(
             inner_steps, clip_norm, release.strategy.noise_stds)
         n_steps = n_iter * (inner_steps if est._method == "rsvrg" else 1)
+        if isinstance(loss, SquaredDistanceLoss):  # the minimiser within C of the start
+            ScheduleStopsShortWarning.warn_if(reach(
+                step_size_values(step_size, n_steps), clip_norm,
+                getattr(loss, "radius", None)))
         progress = tqdm(total=n_steps, desc=f"{type(est).__name__} ({est._method})",
                         disable=not est.verbose)
         result = minimize(

@@ -1,0 +1,204 @@
+"""One-shot and localised tangent releases: noisy full-batch unit steps from a public point.
+
+A tangent step at a point x with clip radius C releases
+
+    x' = Exp_x(-eta (sum_i w_i clip_C(grad f(x; z_i)) + xi)),   xi ~ N_x(0, sigma^2),
+
+eta = 1 / (the loss's smoothness). For the squared distance d(x, z)^2 / 2 (and its Huber
+version with radius >= C) this is Exp_x(mean_i clip_C(Log_x(z_i)) + noise): the clipped
+tangent mean of the samples at x, pushed back to the space.
+
+- ``TangentRelease`` (method "tangent"): one step at the public start x0 (``init_point``,
+  the public ``center`` of a Frechet mean, or the canonical point of the space).
+- ``TwoStageRelease`` (method "two_stage", localised): a coarse tangent step at x0, a
+  private clip radius C2 for the distances to the coarse point (exponential-mechanism
+  quantile, ``privacy.quantile``), then unit tangent steps started at the coarse point
+  with clip radius C2, the last step taking most of the budget.
+
+Privacy. Adjacency: replace-one. Sensitivity of a step's query: 2 C max_i w_i (2C/n for
+uniform weights; a record's clipped gradient moves by at most 2C), with C the step's
+clip radius. Accountant: each step is a full-batch Gaussian release with noise multiplier
+z_k, composed exactly as Gaussian DP (mu^2 = sum_k 1/z_k^2, ``privacy.accountant``);
+the quantiles (``clip_norm="auto"``, the localisation radius) are pure-DP events composed
+with it by basic composition. The multipliers are calibrated (``calibrate_gaussian``)
+from epsilon, delta and the public step shares before any data value is read.
+"""
+
+import math
+
+import numpy as np
+
+from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.distributions import TangentGaussian
+from geomstats_dp.learning._defaults import privacy_horizon
+from geomstats_dp.learning._diagnostics import (
+    NoiseDominatesWarning,
+    ScheduleStopsShortWarning,
+    noise_ratio,
+    reach,
+)
+from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
+from geomstats_dp.learning.mechanisms.gradient import auto_clip_event, resolve_clip_norm
+from geomstats_dp.optim import SquaredDistanceLoss
+from geomstats_dp.optim.oracle import GradientOracle
+from geomstats_dp.optim.strategies import weight_factor
+from geomstats_dp.optim.weights import normalize_sample_weight
+from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian
+from geomstats_dp.privacy.quantile import private_quantile, quantile_event
+
+LOCALISE_FACTOR = 1.25  # C2 = min(C, factor x the released quantile)
+LOCALISE_EPSILON_FRACTION = 0.05  # of epsilon, spent on the quantile
+LOCALISE_GRID = np.geomspace(1e-3, 1.0, 37)  # candidates for C2 / C: 12 a decade
+STEP_SHARE_RATIO = 4.0  # each step gets this many times the previous step's mu^2
+REFINE_HORIZON_RATIO = 4.0  # refinement steps: privacy horizon / this, at least one
+
+
+def check_point_loss(loss, method):
+    """Raise TypeError unless the loss's samples are points of the space."""
+    if not isinstance(loss, SquaredDistanceLoss):
+        raise TypeError(
+            f"method={method!r} releases a tangent mean of the samples: it needs a loss "
+            "whose samples are points of the space (SquaredDistanceLoss, "
+            f"HuberDistanceLoss), got {type(loss).__name__}; use method='rgd'"
+        )
+
+
+def localise_quantile(n_samples, dim, multiplier):
+    """The quantile of the distances to the coarse point that sets C2 (public).
+
+    Clipping k records at radius c biases the mean by at most about k c / n, while the
+    step's noise has norm about sqrt(d) z 2c / n: clip the sqrt(d) z farthest records,
+    q = 1 - sqrt(d) z / n, kept in [1/2, 1 - 1e-9] (with little noise nothing is clipped,
+    so the release converges to the minimiser as epsilon grows).
+    """
+    return min(max(1 - math.sqrt(dim) * multiplier / n_samples, 0.5), 1 - 1e-9)
+
+
+def step_shares(n_steps):
+    """Shares of mu^2 of ``n_steps`` steps, growing by STEP_SHARE_RATIO, summing to 1."""
+    shares = STEP_SHARE_RATIO ** np.arange(n_steps)
+    return shares / shares.sum()
+
+
+class TangentSteps(ReleaseMechanism):
+    """Base of the tangent releases: ``n_steps`` unit steps, step k with share
+    ``shares[k]`` of the Gaussian budget (module docstring).
+
+    Subclasses set ``method``, ``n_steps(...)`` and ``localised``.
+    """
+
+    method = ""
+    localised = False
+
+    def __init__(self, estimator, n_samples, weights=None):
+        super().__init__(estimator, n_samples, weights)
+        est = estimator
+        self.loss = est._make_loss()
+        check_point_loss(self.loss, self.method)
+        self.factor = weight_factor(weights, n_samples)
+        self.dim = int(est.space.dim)
+        epsilon = est._optimisation_epsilon
+        self.early_events = auto_clip_event(est)
+        if self.localised:
+            self.early_events += (quantile_event(
+                est.epsilon * LOCALISE_EPSILON_FRACTION,
+                f"{type(est).__name__} two_stage: localisation radius"),)
+            epsilon -= est.epsilon * LOCALISE_EPSILON_FRACTION
+        count = self.n_steps(n_samples, est.epsilon, est.delta)
+        z = calibrate_gaussian(epsilon, est.delta, 1)
+        self.multipliers = tuple(float(z / math.sqrt(share)) for share in step_shares(count))
+        # public: the last step's noise over its clip radius does not depend on C
+        last_sigma = self.multipliers[-1] * 2 * self.factor / n_samples
+        self.noise_ratio = noise_ratio(np.ones(1), (last_sigma,), self.dim, 1.0, "last")
+
+    def n_steps(self, n_samples, epsilon, delta):
+        """Number of tangent steps, from public quantities."""
+        return 1
+
+    def _label(self, step):
+        return f"{type(self.estimator).__name__} {self.method}: step {step}"
+
+    def events(self):
+        est = self.estimator
+        fixed = est.clip_norm is not None and not est._auto_clip
+        events = []
+        for step, z in enumerate(self.multipliers):
+            if step == 0 and fixed:
+                sensitivity = 2 * est.clip_norm * self.factor / self.n_samples
+                events.append(GaussianEvent.from_noise(z * sensitivity, sensitivity,
+                                                       label=self._label(step)))
+            else:  # clip radius released privately: only the multiplier is public
+                events.append(GaussianEvent(z, label=self._label(step)))
+        return self.early_events + tuple(events)
+
+    def release(self, data, weights, rng):
+        from geomstats_dp.learning.erm import _gradient_norms, _probe_loss
+
+        est = self.estimator
+        NoiseDominatesWarning.warn_if(self.noise_ratio)
+        space = est.space
+        data = self.loss.check_data(data)
+        point = to_backend(to_numpy(est._start_point()))
+        _probe_loss(self.loss, data, point)
+        clip_norm = resolve_clip_norm(est, self.loss, data, point, rng,
+                                      auto_clip_event(est))
+        oracle = GradientOracle(
+            self.loss, data, to_backend(normalize_sample_weight(weights, len(data))),
+            TangentGaussian(space, est.noise_method, validate=False), rng)
+        step_size = 1.0 / est._smoothness()
+        ScheduleStopsShortWarning.warn_if(reach(
+            np.full(len(self.multipliers), step_size), clip_norm,
+            getattr(self.loss, "radius", None)))
+        clip = clip_norm
+        for step, z in enumerate(self.multipliers):
+            if step == 1:  # localise: a private radius around the coarse point
+                norms = _gradient_norms(self.loss, data, point)
+                quantile = localise_quantile(self.n_samples, self.dim, self.multipliers[-1])
+                radius = private_quantile(norms, quantile,
+                                          self.early_events[-1].epsilon, rng,
+                                          grid=clip_norm * LOCALISE_GRID)
+                clip = min(clip_norm, LOCALISE_FACTOR * radius)
+            sigma = z * 2 * clip * self.factor / self.n_samples
+            gradient = oracle.add_noise(oracle.clipped_sum(point, clip), point, sigma)
+            point = space.metric.exp(-step_size * gradient, point)
+        return {
+            "estimate_": point,
+            "noise_multiplier_": self.multipliers[-1],
+            "noise_multipliers_": {f"step_{k}": z for k, z in enumerate(self.multipliers)},
+            "n_iter_": len(self.multipliers),
+            "n_gradient_evaluations_": oracle.n_gradient_evaluations,
+            "clip_norm_": clip_norm,
+            "noise_ratio_": self.noise_ratio,
+        }
+
+
+class TangentRelease(TangentSteps):
+    """One-shot tangent release at the public start (method "tangent"; module docstring).
+
+    Adjacency replace-one; sensitivity 2 C max_i w_i (2C/n); one full-batch Gaussian
+    release, z = calibrate_gaussian(epsilon, delta, 1). Exact for the squared distance on
+    flat metrics; on curved ones Exp_x0(mean Log_x0(z_i)) differs from the Frechet mean
+    by a curvature bias that grows with the distance of the data to x0.
+    """
+
+    method = "tangent"
+
+
+class TwoStageRelease(TangentSteps):
+    """Localised release (method "two_stage"; module docstring).
+
+    A coarse tangent step at x0 (clip C), an epsilon/10 quantile release of the distances
+    to the coarse point (clip C2 = min(C, 1.25 x that quantile), the quantile
+    ``localise_quantile``), then
+    max(1, ceil(horizon / 4)) unit steps with clip C2 (horizon = ``privacy_horizon``,
+    public), the shares of mu^2 growing fourfold from step to step. Adjacency
+    replace-one; sensitivities 2 C max_i w_i and 2 C2 max_i w_i; Gaussian DP composition
+    of the steps plus the pure-DP quantile(s) by basic composition.
+    """
+
+    method = "two_stage"
+    localised = True
+
+    def n_steps(self, n_samples, epsilon, delta):
+        horizon = privacy_horizon(n_samples, self.dim, epsilon, delta)
+        return 1 + max(1, math.ceil(horizon / REFINE_HORIZON_RATIO))
