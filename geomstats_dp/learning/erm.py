@@ -367,11 +367,6 @@ class PrivateERM(PrivateEstimator):
                 )
 
     @property
-    def _method(self):
-        """The method run: ``method`` as resolved by the last fit's ``_choose_method``."""
-        return self.__dict__.get("_resolved_method", self.method)
-
-    @property
     def _auto_clip(self):
         return isinstance(self.clip_norm, str) and self.clip_norm == "auto"
 
