@@ -9,17 +9,31 @@ import warnings
 import numpy as np
 
 from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
-from geomstats_dp._validation import check_positive_finite, check_positive_int, check_probability
+from geomstats_dp._validation import (
+    check_positive_finite,
+    check_positive_int,
+    check_probability,
+)
 from geomstats_dp.federated.aggregation import AGGREGATIONS, aggregate, karcher_mean
 from geomstats_dp.federated.defaults import AUTO, resolve_settings
-from geomstats_dp.federated.local import agent_seed, inject_fault, local_train, server_seed
+from geomstats_dp.federated.local import (
+    agent_seed,
+    inject_fault,
+    local_train,
+    server_seed,
+)
 from geomstats_dp.federated.local_methods import LOCAL_METHODS
 from geomstats_dp.federated.release_file import read_release
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array
-from geomstats_dp.learning.erm import _infer_clip_norm
-from geomstats_dp.optim import CallableLoss, PerSampleLoss, SquaredDistanceLoss, canonical_point
+from geomstats_dp.learning.mechanisms.loss_checks import infer_clip_norm
+from geomstats_dp.optim import (
+    CallableLoss,
+    PerSampleLoss,
+    SquaredDistanceLoss,
+    canonical_point,
+)
 from geomstats_dp.privacy import ApproxDPEvent, PrivacyLeakWarning
 from geomstats_dp.privacy.federated import (
     AMPLIFYING_ACCOUNTANTS,
@@ -27,7 +41,10 @@ from geomstats_dp.privacy.federated import (
     FederatedGuarantee,
     local_target,
 )
-from geomstats_dp.privacy.federated_e2e import end_to_end_local_target, prirfed_end_to_end_epsilon
+from geomstats_dp.privacy.federated_e2e import (
+    end_to_end_local_target,
+    prirfed_end_to_end_epsilon,
+)
 
 OUTPUTS = ("last", "random", "average")
 ENGINES = ("local", "flower")
@@ -328,7 +345,7 @@ class PriRFed(PrivateEstimator):
         if clip_norm is None:
             with quiet_numerics(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                norms = [_infer_clip_norm(loss, data, to_backend(start)) for data in checked]
+                norms = [infer_clip_norm(loss, data, to_backend(start)) for data in checked]
             warnings.warn("clip_norm was inferred from the agents' data (largest per-sample "
                           "gradient norm at the initial point); this bound is not private.",
                           PrivacyLeakWarning, stacklevel=2)

@@ -2,7 +2,6 @@
 
 import numpy as np
 
-
 from geomstats_dp._validation import check_finite_array, check_on_space
 
 

@@ -7,11 +7,8 @@ read) -> ``mechanism.release`` -> charge the budget -> fitted attributes
 defaults and the mechanisms they offer on top of it.
 """
 
-import warnings
 
-import numpy as np
 
-from geomstats_dp._backend import to_numpy
 from geomstats_dp._validation import (
     check_positive_finite,
     check_positive_int,
@@ -21,7 +18,7 @@ from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
-from geomstats_dp.learning._diagnostics import noise_ratio, user_stacklevel
+from geomstats_dp.learning._diagnostics import noise_ratio
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.choice import choose_point_method
@@ -36,8 +33,6 @@ from geomstats_dp.optim import (
     canonical_point,
     normalize_sample_weight,
 )
-from geomstats_dp.optim.dummy import dummy_records
-from geomstats_dp.privacy import PrivacyLeakWarning
 
 SAMPLINGS = ("without_replacement", "poisson")
 GRADIENT_FITTED = ("estimate_", "budget_", "method_", "noise_multiplier_", "noise_multipliers_",
@@ -406,55 +401,3 @@ class PrivateERM(PrivateEstimator):
             batch_size, inner_steps, clip_norm_single, self.sampling,
             label=type(self).__name__, weights=weights, sampling_rate=rate,
         )
-
-
-def _probe_loss(loss, data, point):
-    """Check the shapes of the loss's values and gradients on one public dummy record.
-
-    The record (``optim.dummy.dummy_records``) has the shape of the data's rows and
-    public values, and ``point`` is the public start: whether this raises, and what it
-    says, depends on public quantities only. Non-finite values are allowed (the dummy may
-    lie outside the loss's domain); on data, a record whose loss or gradient is not
-    finite, or raises, contributes zero.
-    """
-    record = dummy_records(loss.space, data, point, n_records=1)
-    try:
-        values = to_numpy(loss.values(point, record))
-        grads = to_numpy(loss.gradients(point, record))
-    except Exception as error:
-        raise ValueError(
-            f"loss {loss.name} raised {type(error).__name__}: {error} on a public dummy "
-            f"record of the data's shape at the initial point; a loss must accept any "
-            "record of that shape (a record it cannot evaluate must give a non-finite "
-            "value, which counts as zero, not an exception)"
-        ) from error
-    if values.shape != (1,):
-        raise ValueError(
-            f"loss {loss.name} must return one value per sample, shape (1,) for one "
-            f"record; got {values.shape}"
-        )
-    expected = (1,) + tuple(loss.space.shape)
-    if grads.shape != expected:
-        raise ValueError(
-            f"loss {loss.name} gradients must have shape {expected} (one per sample), "
-            f"got {grads.shape}"
-        )
-
-
-def _gradient_norms(loss, data, point):
-    """Norms of the per-sample tangent gradients at ``point`` in the metric, shape=[n]."""
-    return to_numpy(loss.space.metric.norm(loss.tangent_gradients(point, data), point))
-
-
-def _infer_clip_norm(loss, data, point):
-    """Largest per-sample gradient norm at the initial point, with a leak warning."""
-    warnings.warn(
-        "clip_norm was inferred from the data (largest per-sample gradient norm at the "
-        "initial point); this bound is not private. Pass a public clip_norm, or "
-        "clip_norm='auto' for a private estimate.",
-        PrivacyLeakWarning,
-        stacklevel=user_stacklevel(),
-    )
-    norms = _gradient_norms(loss, data, point)
-    norms = norms[np.isfinite(norms)]
-    return float(max(norms.max(initial=0.0), 1e-12))

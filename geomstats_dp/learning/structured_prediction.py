@@ -9,7 +9,6 @@ post-processing; per row, each prediction is one ``PrivateERM`` run, charged.
 
 import geomstats.backend as gs
 import numpy as np
-
 from sklearn.exceptions import NotFittedError
 
 from geomstats_dp._backend import get_rng, to_backend, to_numpy
@@ -22,9 +21,9 @@ from geomstats_dp.learning._data import (
     check_shape,
     check_values,
 )
-from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning._defaults import RGD_STEP_SIZE
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
+from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
 from geomstats_dp.optim import (

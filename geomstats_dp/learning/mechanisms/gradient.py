@@ -18,6 +18,11 @@ from geomstats_dp.learning._diagnostics import (
     reach,
 )
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
+from geomstats_dp.learning.mechanisms.loss_checks import (
+    gradient_norms,
+    infer_clip_norm,
+    probe_loss,
+)
 from geomstats_dp.optim import SquaredDistanceLoss, minimize
 from geomstats_dp.optim.schedules import step_size_values
 from geomstats_dp.privacy.quantile import private_quantile, quantile_event
@@ -35,14 +40,13 @@ def resolve_clip_norm(estimator, loss, data, start, rng, early_events):
     """The clip norm of the first step at ``start``: the public ``clip_norm``, its private
     quantile (``clip_norm="auto"``, whose event is the last of ``early_events``), or the
     largest gradient norm (None: not private, with a PrivacyLeakWarning)."""
-    from geomstats_dp.learning.erm import _gradient_norms, _infer_clip_norm
 
     if estimator._auto_clip:
-        norms = _gradient_norms(loss, data, start)
+        norms = gradient_norms(loss, data, start)
         return private_quantile(norms, estimator.clip_quantile, early_events[-1].epsilon,
                                 rng)
     if estimator.clip_norm is None:
-        return _infer_clip_norm(loss, data, start)
+        return infer_clip_norm(loss, data, start)
     return estimator.clip_norm
 
 
@@ -69,15 +73,13 @@ class GradientRelease(ReleaseMechanism):
         return self.early_events + self.plan.events
 
     def release(self, data, weights, rng):
-        from geomstats_dp.learning.erm import _probe_loss
-
         est = self.estimator
         n_iter, batch_size, inner_steps, output = self.settings
         loss = est._make_loss()
         init_point = est._start_point()
         data, preliminary = est._prepare(loss.check_data(data), rng)
         start = to_backend(to_numpy(init_point))
-        _probe_loss(loss, data, start)
+        probe_loss(loss, data, start)
         release = self.plan
         clip_norm = resolve_clip_norm(est, loss, data, start, rng, self.early_events)
         if not self.fixed_clip:

@@ -39,6 +39,10 @@ from geomstats_dp.learning._diagnostics import (
 )
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.learning.mechanisms.gradient import auto_clip_event, resolve_clip_norm
+from geomstats_dp.learning.mechanisms.loss_checks import (
+    gradient_norms,
+    probe_loss,
+)
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.optim.strategies import weight_factor
@@ -132,14 +136,13 @@ class TangentSteps(ReleaseMechanism):
         return self.early_events + tuple(events)
 
     def release(self, data, weights, rng):
-        from geomstats_dp.learning.erm import _gradient_norms, _probe_loss
 
         est = self.estimator
         NoiseDominatesWarning.warn_if(self.noise_ratio)
         space = est.space
         data = self.loss.check_data(data)
         point = to_backend(to_numpy(est._start_point()))
-        _probe_loss(self.loss, data, point)
+        probe_loss(self.loss, data, point)
         clip_norm = resolve_clip_norm(est, self.loss, data, point, rng,
                                       auto_clip_event(est))
         oracle = GradientOracle(
@@ -152,7 +155,7 @@ class TangentSteps(ReleaseMechanism):
         clip = clip_norm
         for step, z in enumerate(self.multipliers):
             if step == 1:  # localise: a private radius around the coarse point
-                norms = _gradient_norms(self.loss, data, point)
+                norms = gradient_norms(self.loss, data, point)
                 quantile = localise_quantile(self.n_samples, self.dim, self.multipliers[-1])
                 radius = private_quantile(norms, quantile,
                                           self.early_events[-1].epsilon, rng,
