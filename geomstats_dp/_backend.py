@@ -91,16 +91,22 @@ class BufferedNormals:
     asked for, so a stream that only draws normals yields exactly the values of the
     unbuffered generator, with one generator call per block instead of one per draw.
 
+    The refills start at ``FIRST_REFILL`` normals and grow fourfold up to ``block``, so
+    that a short run does not pay for a block it never uses.
+
     Parameters
     ----------
     generator : numpy.random.Generator or SecureGenerator
     block : int
-        Normals drawn per refill.
+        Most normals drawn per refill.
     """
+
+    FIRST_REFILL = 256
 
     def __init__(self, generator, block):
         self.generator = generator
         self.block = block
+        self._refill = min(self.FIRST_REFILL, block)
         self._buffer = np.empty(0)
         self._next = 0
 
@@ -115,7 +121,8 @@ class BufferedNormals:
                 count = int(size)
         if self._next + count > self._buffer.size:
             rest = self._buffer[self._next :]
-            fresh = self.generator.standard_normal(max(self.block, count - rest.size))
+            fresh = self.generator.standard_normal(max(self._refill, count - rest.size))
+            self._refill = min(4 * self._refill, self.block)
             self._buffer, self._next = np.concatenate([rest, fresh]), 0
         values = self._buffer[self._next : self._next + count]
         self._next += count

@@ -50,10 +50,11 @@ def test_blocked_draws_give_the_per_step_iterates(monkeypatch, space_name, strat
 
 
 @pytest.mark.backend_independent
-def test_buffered_normals_serve_the_generator_sequence():
-    sizes = [3, (2, 4), None, 7, (1, 1, 5), 11]
+@pytest.mark.parametrize("block", [4, 10_000])
+def test_buffered_normals_serve_the_generator_sequence(block):
+    sizes = [3, (2, 4), None, 7, (1, 1, 5), 11] + [(1, 1, 300)] * 40
     count = sum(1 if size is None else int(np.prod(size)) for size in sizes)
-    buffered = BufferedNormals(np.random.default_rng(8), block=4)
+    buffered = BufferedNormals(np.random.default_rng(8), block=block)
     served = [np.ravel(buffered.standard_normal(size)) for size in sizes]
     expected = np.random.default_rng(8).standard_normal(count)
     np.testing.assert_array_equal(np.concatenate(served), expected)
