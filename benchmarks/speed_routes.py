@@ -111,8 +111,8 @@ def noise_share_rows(quick):
     n_steps = 200 if quick else 3000
     best = {True: math.inf, False: math.inf}
     for repeat in range(2 if quick else 7):
-        for noisy in best:
-            best[noisy] = min(best[noisy],
+        for noisy, fastest in list(best.items()):
+            best[noisy] = min(fastest,
                               _library_step_seconds(problem, noisy, n_steps, seed=repeat))
     return [_row("noise_share", f"{problem.name}, one record per step", "DP-RSGD step",
                  best[True], "the same step without noise", best[False], 1.25)]
@@ -144,44 +144,52 @@ def frechet_mean_rows(quick):
     """PrivateFrechetMean (rgd and the default method) against geomstats' FrechetMean, run
     to its own convergence and for the private fit's number of steps."""
     from geomstats.geometry.spd_matrices import SPDMatrices
-    from geomstats.learning.frechet_mean import FrechetMean
 
     from geomstats_dp.learning import PrivateFrechetMean
 
     space = SPDMatrices(8)
     default_method = PrivateFrechetMean(space).method
     methods = ["rgd"] + ([default_method] if default_method != "rgd" else [])
+    sizes = ((200, 3), (2000, 3)) if quick else ((2000, 9), (100_000, 3))
+    return [row for n_samples, repeats in sizes
+            for row in _frechet_mean_size(space, methods, n_samples, repeats)]
+
+
+def _frechet_mean_size(space, methods, n_samples, repeats):
+    """The rows of ``frechet_mean_rows`` at one sample size."""
+    from geomstats.learning.frechet_mean import FrechetMean
+
+    from geomstats_dp.learning import PrivateFrechetMean
+
+    gs.random.seed(SEED)
+    points = space.random_point(n_samples)
+
+    def private(method):
+        return PrivateFrechetMean(space, epsilon=EPSILON, delta=DELTA, method=method,
+                                  clip_norm=CLIP_NORM, random_state=SEED)
+
+    n_steps = private("rgd").fit(points).n_iter_
+    converged, fixed = FrechetMean(space), FrechetMean(space)
+    fixed.optimizer.max_iter, fixed.optimizer.epsilon = n_steps, 0.0
+    iterations = geomstats_iterations(converged, points)
+    calls = {method: (lambda method=method: private(method).fit(points)) for method in methods}
+    calls.update(converged=lambda: converged.fit(points), fixed=lambda: fixed.fit(points))
+    logging.disable(logging.WARNING)  # "maximum number of iterations reached"
+    try:
+        best = _fastest(calls, repeats)
+    finally:
+        logging.disable(logging.NOTSET)
     found = []
-    for n_samples, repeats in ((200, 3), (2000, 3)) if quick else ((2000, 9), (100_000, 3)):
-        gs.random.seed(SEED)
-        points = space.random_point(n_samples)
-
-        def private(method):
-            return PrivateFrechetMean(space, epsilon=EPSILON, delta=DELTA, method=method,
-                                      clip_norm=CLIP_NORM, random_state=SEED)
-
-        n_steps = private("rgd").fit(points).n_iter_
-        converged, fixed = FrechetMean(space), FrechetMean(space)
-        fixed.optimizer.max_iter, fixed.optimizer.epsilon = n_steps, 0.0
-        iterations = geomstats_iterations(converged, points)
-        calls = {method: (lambda method=method: private(method).fit(points))
-                 for method in methods}
-        calls.update(converged=lambda: converged.fit(points), fixed=lambda: fixed.fit(points))
-        logging.disable(logging.WARNING)  # "maximum number of iterations reached"
-        try:
-            best = _fastest(calls, repeats)
-        finally:
-            logging.disable(logging.NOTSET)
-        for method in methods:
-            variant = f"PrivateFrechetMean ({method})"
-            found.append(_row(
-                "private_over_geomstats", f"SPD(8), {n_samples} points", variant,
-                best[method], f"geomstats FrechetMean (converged: {iterations} iterations)",
-                best["converged"], 1.5))
-            found.append(_row(
-                "private_over_geomstats_same_steps", f"SPD(8), {n_samples} points", variant,
-                best[method], f"geomstats FrechetMean ({n_steps} iterations, as DP-RGD)",
-                best["fixed"], 1.5))
+    for method in methods:
+        variant = f"PrivateFrechetMean ({method})"
+        found.append(_row(
+            "private_over_geomstats", f"SPD(8), {n_samples} points", variant, best[method],
+            f"geomstats FrechetMean (converged: {iterations} iterations)", best["converged"],
+            1.5))
+        found.append(_row(
+            "private_over_geomstats_same_steps", f"SPD(8), {n_samples} points", variant,
+            best[method], f"geomstats FrechetMean ({n_steps} iterations, as DP-RGD)",
+            best["fixed"], 1.5))
     return found
 
 
@@ -218,8 +226,9 @@ def plot(path, rows):
 
 def run(output_dir, quick=False):
     """Write ``speed_routes[_quick].csv`` and ``.png``."""
-    prefix = "speed_routes_quick" if quick else "speed_routes"
     with threadpool_limits(limits=1):
-        found = epoch_rows(quick) + noise_share_rows(quick) + frechet_mean_rows(quick)
-    write_csv(output_dir / f"{prefix}.csv", found)
-    plot(output_dir / f"{prefix}.png", found)
+        found = [row for measure in (epoch_rows, noise_share_rows, frechet_mean_rows)
+                 for row in measure(quick)]
+    path = output_dir / ("speed_routes_quick" if quick else "speed_routes")
+    plot(path.with_suffix(".png"), found)
+    write_csv(path.with_suffix(".csv"), found)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
-from geomstats.geometry.spd_matrices import SPDMatrices
 from geomstats.geometry.scalar_product_metric import ScalarProductMetric
+from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.optim.geodesics import Geodesics, SPDAffineGeodesics, geodesics_for
