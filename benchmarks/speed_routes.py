@@ -94,7 +94,7 @@ def epoch_rows(quick):
 
     best = _fastest({"rgd_step": rgd_step, "rsgd_epoch": rsgd_epoch,
                      "rsgd_epoch_per_step_draws": rsgd_epoch_per_step_draws},
-                    3 if quick else 9)
+                    3 if quick else 21)
     problem = f"SPD(2), {n_samples} covariances, b = {batch_size}, {epoch} steps per epoch"
     return [
         _row("epoch_over_rgd_step", problem, variant, best[variant], "one DP-RGD step",
@@ -108,9 +108,9 @@ def noise_share_rows(quick):
     from benchmarks.sampling import _library_step_seconds, _rsgd_problems
 
     problem = _rsgd_problems()[1]
-    n_steps = 200 if quick else 3000
+    n_steps = 200 if quick else 2000
     best = {True: math.inf, False: math.inf}
-    for repeat in range(2 if quick else 7):
+    for repeat in range(2 if quick else 15):
         for noisy, fastest in list(best.items()):
             best[noisy] = min(fastest,
                               _library_step_seconds(problem, noisy, n_steps, seed=repeat))
@@ -210,9 +210,10 @@ def plot(path, rows):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{row['variant']}\n{row['problem']}" for row in rows]
+    labels = [f"{row['ratio']}: {row['variant']}\n{row['problem']}\nover {row['baseline']}"
+              for row in rows]
     values = [row["value"] / row["goal"] for row in rows]
-    fig, axis = plt.subplots(figsize=(8, 0.7 * len(rows) + 1.2))
+    fig, axis = plt.subplots(figsize=(10, 0.8 * len(rows) + 1.2))
     axis.barh(range(len(rows)), values,
               color=["tab:green" if row["met"] else "tab:red" for row in rows])
     axis.axvline(1.0, color="black", linewidth=1)
