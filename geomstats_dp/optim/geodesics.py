@@ -38,32 +38,34 @@ class Geodesics:
         return self.metric.exp(t * self.metric.log(end, start), start)
 
 
-def _spectral(eigvals, eigvecs, values):
-    """U diag(values) U^T, shape=[..., n, n]."""
-    return gs.einsum("...ij,...j,...kj->...ik", eigvecs, values, eigvecs)
-
-
 class SPDAffineGeodesics(Geodesics):
-    """Closed forms of the affine-invariant metric (see the module docstring)."""
+    """Closed forms of the affine-invariant metric (see the module docstring).
 
-    def _roots(self, base_point):
-        """P^(1/2) and P^(-1/2)."""
-        eigvals, eigvecs = gs.linalg.eigh(base_point)
-        roots = gs.sqrt(eigvals)
-        return _spectral(eigvals, eigvecs, roots), _spectral(eigvals, eigvecs, 1 / roots)
+    At one base point P = U diag(l) U^T (r = sqrt(l)) and a symmetric M, the whitened
+    matrix S^-1 M S^-1 is U W U^T with W = (U^T M U) / (r r^T); with W = Q diag(m) Q^T and
+    B = U diag(r) Q, S f(S^-1 M S^-1) S = B diag(f(m)) B^T: two ``eigh`` of [n, n] and
+    four products. Batches of base points use geomstats' maps.
+    """
 
     def _whitened_function(self, matrix, base_point, function):
-        """S f(S^-1 M S^-1) S for symmetric M."""
-        sqrt, inv_sqrt = self._roots(base_point)
-        eigvals, eigvecs = gs.linalg.eigh(gs.matmul(inv_sqrt, gs.matmul(matrix, inv_sqrt)))
-        return gs.matmul(sqrt, gs.matmul(_spectral(eigvals, eigvecs, function(eigvals)), sqrt))
+        """S f(S^-1 M S^-1) S for symmetric M [n, n] at one base point [n, n]."""
+        eigvals, eigvecs = gs.linalg.eigh(base_point)
+        roots = gs.sqrt(eigvals)
+        rotated = gs.matmul(gs.transpose(eigvecs), gs.matmul(matrix, eigvecs))
+        whitened_vals, whitened_vecs = gs.linalg.eigh(rotated / (roots[:, None] * roots))
+        factor = gs.matmul(eigvecs * roots, whitened_vecs)
+        return gs.matmul(factor * function(whitened_vals), gs.transpose(factor))
 
     def exp(self, tangent_vec, base_point):
         """S expm(S^-1 V S^-1) S."""
+        if base_point.ndim > 2 or tangent_vec.ndim > 2:
+            return super().exp(tangent_vec, base_point)
         return self._whitened_function(tangent_vec, base_point, gs.exp)
 
     def interpolate(self, start, end, t):
         """S (S^-1 X S^-1)^t S with S = start^(1/2), X = end."""
+        if start.ndim > 2 or end.ndim > 2:
+            return super().interpolate(start, end, t)
         return self._whitened_function(end, start, lambda eigvals: eigvals**t)
 
 

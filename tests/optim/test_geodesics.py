@@ -26,6 +26,11 @@ def test_spd_affine_exp_and_interpolation_match_geomstats(scale):
     assert isinstance(geodesics, SPDAffineGeodesics)
     rng = np.random.default_rng(0)
     points = cloud(space, 4, radius=2.0, seed=1, offset=1.0)
+    vectors = random_tangent(space, points[0], np.array([0.5, 1.0, 1.5, 2.0]), rng)
+    np.testing.assert_allclose(  # a batch of base points takes geomstats' own map
+        to_numpy(geodesics.exp(vectors, points)), to_numpy(space.metric.exp(vectors, points)),
+        rtol=1e-9, atol=1e-10,
+    )
     for base, end in zip(points[:2], points[2:]):
         vector = random_tangent(space, base, np.array([1.5]), rng)[0]
         np.testing.assert_allclose(
