@@ -1,13 +1,16 @@
 """The random streams of a run: batch indices and noise, each drawn a block at a time.
 
-A run's generator is split into two independent child streams (``Generator.spawn``), one
-for the batches and one for the noise. Each stream is then read in the same order whether
-its draws are made one step at a time or a block of steps at a time, so blocking changes
-the cost of a run, never its iterates: the noise normals of ``BLOCK_FLOATS`` values are
-drawn in one call (``BufferedNormals``) and the batches of ``block_steps`` steps at once.
-Generators that cannot spawn (``SecureGenerator``: operating-system entropy, nothing to
-replay) serve both streams themselves.
+A run's generator seeds two independent child streams, one for the batches and one for
+the noise (``SeedSequence.spawn`` of four draws of the run's generator: the streams
+follow the generator's state, so an advanced generator gives fresh streams). Each stream
+is then read in the same order whether its draws are made one step at a time or a block
+of steps at a time, so blocking changes the cost of a run, never its iterates: the noise
+normals are drawn up to ``BLOCK_FLOATS`` values per call (``BufferedNormals``) and the
+batches of ``block_steps`` steps at once. A ``SecureGenerator`` (operating-system
+entropy, nothing to replay) serves both streams itself.
 """
+
+import numpy as np
 
 from geomstats_dp._backend import BufferedNormals
 
@@ -24,17 +27,18 @@ def split_streams(rng):
     Parameters
     ----------
     rng : numpy.random.Generator or SecureGenerator
-        The run's generator; a ``Generator`` spawns two children (its own stream is left
-        for the run's other draws: indices, random outputs, restarts).
+        The run's generator; a ``Generator`` gives four draws to seed the two streams
+        (its own stream is left for the run's other draws: random outputs, restarts).
 
     Returns
     -------
     batch_rng : numpy.random.Generator or SecureGenerator
     noise_rng : BufferedNormals
     """
-    try:
-        batch_rng, noise_rng = rng.spawn(2)
-    except (AttributeError, TypeError):  # no seed sequence to spawn from
+    if isinstance(rng, np.random.Generator):
+        seeds = np.random.SeedSequence(rng.integers(0, 2**63, size=4)).spawn(2)
+        batch_rng, noise_rng = (np.random.default_rng(seed) for seed in seeds)
+    else:
         batch_rng = noise_rng = rng
     return batch_rng, BufferedNormals(noise_rng, BLOCK_FLOATS)
 

@@ -81,6 +81,13 @@ def test_split_streams_are_independent_of_the_run_stream():
     assert batch_rng is not rng and noise_rng.generator is not rng
     first = batch_rng.random(4)
     assert not np.allclose(first, noise_rng.standard_normal(4))
+    # the streams follow the generator's state: the same state, the same streams; an
+    # advanced generator, fresh ones
+    np.testing.assert_array_equal(
+        streams.split_streams(np.random.default_rng(10))[0].random(4), first)
+    advanced = np.random.default_rng(10)
+    advanced.random()
+    assert not np.allclose(streams.split_streams(advanced)[0].random(4), first)
     # a generator without spawn (OS entropy) serves both streams itself
     secure = get_rng(secure=True)
     batch_rng, noise_rng = streams.split_streams(secure)
