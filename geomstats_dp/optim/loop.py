@@ -115,7 +115,7 @@ def minimize(
         noise_sampler = TangentGaussian(space, validate=False)
     if transport is None and strategy.needs_transport:
         transport = resolve_transport(space)
-    oracle = GradientOracle(loss, data, weights, noise_sampler, rng)
+    oracle = GradientOracle(loss, data, weights, noise_sampler, rng, strategy.blocks_draws)
     direction = strategy.stepper(oracle, transport)
 
     iterates = [] if keep_iterates else None

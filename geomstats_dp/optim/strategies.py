@@ -78,6 +78,9 @@ class Strategy(ABC):
     """How a step forms its noisy gradient; ``minimize`` runs the loop."""
 
     needs_transport = False
+    blocks_draws = False
+    """Whether the strategy draws its batches and noise a block of steps at a time (from
+    two streams split from the run's generator, ``optim.streams``)."""
 
     @property
     def n_rounds(self):
@@ -185,6 +188,8 @@ class MiniBatch(Strategy):
     noise_std: float
     sampling: str = "without_replacement"
     sampling_rate: float = None
+
+    blocks_draws = True
 
     def __post_init__(self):
         object.__setattr__(self, "batch_size", check_positive_int(self.batch_size, "batch_size"))
