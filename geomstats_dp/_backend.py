@@ -6,6 +6,7 @@ geomstats' backends do not expose); it crosses into the active backend here, and
 """
 
 import contextlib
+import math
 import os
 import warnings
 
@@ -81,12 +82,62 @@ class SecureGenerator:
         return picked.reshape(size) if size is not None else int(picked[0])
 
 
+class BufferedNormals:
+    """A generator whose standard normals are drawn ``block`` at a time.
+
+    ``standard_normal(size)`` serves the next values of a buffer refilled by
+    ``generator.standard_normal(block)``; other draws go to ``generator`` unchanged. A
+    numpy ``Generator`` produces the same sequence of normals whatever the sizes it is
+    asked for, so a stream that only draws normals yields exactly the values of the
+    unbuffered generator, with one generator call per block instead of one per draw.
+
+    The refills start at ``FIRST_REFILL`` normals and grow fourfold up to ``block``, so
+    that a short run does not pay for a block it never uses.
+
+    Parameters
+    ----------
+    generator : numpy.random.Generator or SecureGenerator
+    block : int
+        Most normals drawn per refill.
+    """
+
+    FIRST_REFILL = 256
+
+    def __init__(self, generator, block):
+        self.generator = generator
+        self.block = block
+        self._refill = min(self.FIRST_REFILL, block)
+        self._buffer = np.empty(0)
+        self._next = 0
+
+    def standard_normal(self, size=None):
+        """Standard normals of shape ``size`` (a view of the buffer, never served twice)."""
+        if size is None:
+            count = 1
+        else:
+            try:
+                count = math.prod(size)  # np.prod costs microseconds on a tuple
+            except TypeError:  # an integer
+                count = int(size)
+        if self._next + count > self._buffer.size:
+            rest = self._buffer[self._next :]
+            fresh = self.generator.standard_normal(max(self._refill, count - rest.size))
+            self._refill = min(4 * self._refill, self.block)
+            self._buffer, self._next = np.concatenate([rest, fresh]), 0
+        values = self._buffer[self._next : self._next + count]
+        self._next += count
+        return float(values[0]) if size is None else values.reshape(size)
+
+    def __getattr__(self, name):
+        return getattr(self.generator, name)
+
+
 def get_rng(random_state=None, secure=False):
     """Return the random generator for ``random_state``.
 
     Parameters
     ----------
-    random_state : None, int, numpy.random.Generator or SecureGenerator
+    random_state : None, int, numpy.random.Generator, SecureGenerator or BufferedNormals
         None draws fresh entropy; an int seeds a new PCG64 generator; a generator is used
         as it is (and advanced).
     secure : bool
@@ -104,7 +155,7 @@ def get_rng(random_state=None, secure=False):
                 f"random_state must be None, got {random_state!r}"
             )
         return SecureGenerator()
-    if isinstance(random_state, (np.random.Generator, SecureGenerator)):
+    if isinstance(random_state, (np.random.Generator, SecureGenerator, BufferedNormals)):
         return random_state
     if random_state is None or isinstance(random_state, (int, np.integer)):
         if isinstance(random_state, (int, np.integer)) and random_state < 0:

@@ -5,6 +5,7 @@ import geomstats.backend as gs
 from geomstats_dp._backend import get_rng, to_backend
 from geomstats_dp._validation import check_positive_int
 from geomstats_dp.distributions import TangentGaussian
+from geomstats_dp.optim.geodesics import geodesics_for
 from geomstats_dp.optim.initial_point import check_init_point
 from geomstats_dp.optim.losses import PerSampleLoss
 from geomstats_dp.optim.oracle import GradientOracle
@@ -64,7 +65,8 @@ def minimize(
     output : {"last", "random", "average", "weighted_average"}
         Which point to return (see ``geomstats_dp.optim.outputs``).
     retraction : callable, optional
-        ``retraction(tangent_vec, base_point) -> point``; default ``space.metric.exp``.
+        ``retraction(tangent_vec, base_point) -> point``; default the exponential map
+        (closed form on SPD with the affine-invariant metric, ``optim.geodesics``).
     random_state : None, int, numpy.random.Generator or SecureGenerator
         The one source of randomness: batches, indices, noise, random output, restarts.
     noise_sampler : object, optional
@@ -100,7 +102,8 @@ def minimize(
     point = check_init_point(space, init_point)
     steps_per_round = strategy.steps_per_round(n_iter)
     step_sizes = step_size_values(step_size, strategy.n_rounds * steps_per_round)
-    retract = space.metric.exp if retraction is None else retraction
+    geodesics = geodesics_for(space)
+    retract = geodesics.exp if retraction is None else retraction
 
     if not data_checked:
         data = loss.check_data(data)
@@ -112,7 +115,7 @@ def minimize(
         noise_sampler = TangentGaussian(space, validate=False)
     if transport is None and strategy.needs_transport:
         transport = resolve_transport(space)
-    oracle = GradientOracle(loss, data, weights, noise_sampler, rng)
+    oracle = GradientOracle(loss, data, weights, noise_sampler, rng, strategy.blocks_draws)
     direction = strategy.stepper(oracle, transport)
 
     iterates = [] if keep_iterates else None
@@ -120,7 +123,7 @@ def minimize(
     for round_index in range(strategy.n_rounds):
         last_round = round_index == strategy.n_rounds - 1
         tracker = make_tracker(
-            output if last_round else "random", space.metric, steps_per_round, rng
+            output if last_round else "random", geodesics, steps_per_round, rng
         )
         for round_step in range(steps_per_round):
             tracker.before_step(round_step, point)

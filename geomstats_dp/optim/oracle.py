@@ -3,6 +3,7 @@
 import math
 
 from geomstats_dp.optim.clipping import clip_factors
+from geomstats_dp.optim.streams import split_streams as split
 
 # Per-sample gradients are computed CHUNK_BYTES of data at a time: the gradient of a loss
 # holds several arrays the size of its chunk (logarithms, eigendecompositions), so the
@@ -26,24 +27,32 @@ class GradientOracle:
         ``noise_sampler.sample(base_point, n_samples=1, sigma=..., random_state=rng)``
         returns a tangent vector at ``base_point`` (e.g. ``TangentGaussian``).
     rng : numpy.random.Generator or SecureGenerator
-        The run's only source of randomness (batches, indices, noise, output).
+        The run's only source of randomness.
+    split_streams : bool
+        Draw batches and noise from two streams split from ``rng``
+        (``streams.split_streams``), so that each can be drawn a block of steps at a
+        time; otherwise both come from ``rng`` itself, one draw at a time.
 
     Attributes
     ----------
+    batch_rng : numpy.random.Generator or SecureGenerator
+        The stream of the batches and sampled indices.
+    noise_rng : numpy.random.Generator, SecureGenerator or BufferedNormals
+        The stream of the noise.
     n_gradient_evaluations : int
         Per-sample gradients computed so far.
     n_noise_draws : int
         Calls made to the noise sampler so far.
     """
 
-    def __init__(self, loss, data, weights, noise_sampler, rng):
+    def __init__(self, loss, data, weights, noise_sampler, rng, split_streams=False):
         self.loss = loss
         self.metric = loss.space.metric
         self.data = data
         self.weights = weights
         self.n_samples = int(data.shape[0])
         self.noise_sampler = noise_sampler
-        self.rng = rng
+        self.batch_rng, self.noise_rng = split(rng) if split_streams else (rng, rng)
         self.n_gradient_evaluations = 0
         self.n_noise_draws = 0
 
@@ -88,5 +97,5 @@ class GradientOracle:
         if sigma == 0:
             return tangent_vec
         self.n_noise_draws += 1
-        noise = self.noise_sampler.sample(point, n_samples=1, sigma=sigma, random_state=self.rng)
+        noise = self.noise_sampler.sample(point, n_samples=1, sigma=sigma, random_state=self.noise_rng)
         return tangent_vec + noise

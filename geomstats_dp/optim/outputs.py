@@ -78,14 +78,15 @@ class GeodesicAverage(OutputTracker):
 
     Parameters
     ----------
-    metric : RiemannianMetric
+    geodesics : Geodesics
+        ``interpolate(start, end, t)`` = Exp_start(t Log_start(end)) (``optim.geodesics``).
     power : {1, 2}
         c_k = min(1, power / k): 1 gives the uniform average (Han et al. 2024, Theorem 2), 2 the
         weighted one (Han et al. 2024, Theorem 3).
     """
 
-    def __init__(self, metric, power):
-        self.metric = metric
+    def __init__(self, geodesics, power):
+        self.geodesics = geodesics
         self.power = power
         self.count = 0
         self._point = None
@@ -97,8 +98,7 @@ class GeodesicAverage(OutputTracker):
         if coefficient == 1.0:
             self._point = point
         else:
-            log = self.metric.log(point, self._point)
-            self._point = self.metric.exp(coefficient * log, self._point)
+            self._point = self.geodesics.interpolate(self._point, point, coefficient)
 
     @property
     def point(self):
@@ -106,7 +106,7 @@ class GeodesicAverage(OutputTracker):
         return self._point
 
 
-def make_tracker(output, metric, n_steps, rng):
+def make_tracker(output, geodesics, n_steps, rng):
     """Return the tracker of ``output`` for a round of ``n_steps`` steps.
 
     "random" draws its index from ``rng`` here, so the draw happens at the same place
@@ -117,7 +117,7 @@ def make_tracker(output, metric, n_steps, rng):
     if output == "random":
         return RandomIterate(int(rng.integers(0, n_steps)))
     if output == "average":
-        return GeodesicAverage(metric, power=1)
+        return GeodesicAverage(geodesics, power=1)
     if output == "weighted_average":
-        return GeodesicAverage(metric, power=2)
+        return GeodesicAverage(geodesics, power=2)
     raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")

@@ -18,6 +18,7 @@ from geomstats_dp._validation import (
     check_positive_finite,
     check_positive_int,
 )
+from geomstats_dp.optim.streams import block_steps
 from geomstats_dp.optim.weights import normalize_sample_weight
 
 SAMPLINGS = ("without_replacement", "poisson")
@@ -77,6 +78,9 @@ class Strategy(ABC):
     """How a step forms its noisy gradient; ``minimize`` runs the loop."""
 
     needs_transport = False
+    blocks_draws = False
+    """Whether the strategy draws its batches and noise a block of steps at a time (from
+    two streams split from the run's generator, ``optim.streams``)."""
 
     @property
     def n_rounds(self):
@@ -185,6 +189,8 @@ class MiniBatch(Strategy):
     sampling: str = "without_replacement"
     sampling_rate: float = None
 
+    blocks_draws = True
+
     def __post_init__(self):
         object.__setattr__(self, "batch_size", check_positive_int(self.batch_size, "batch_size"))
         object.__setattr__(self, "clip_norm", check_positive_finite(self.clip_norm, "clip_norm"))
@@ -229,18 +235,31 @@ class MiniBatch(Strategy):
         )
         return (query,)
 
-    def draw_batch(self, rng, n_samples):
-        """Indices of one batch (the draws do not depend on the data)."""
+    def draw_batches(self, rng, n_samples, n_steps):
+        """Indices of the batches of ``n_steps`` steps, in step order (the draws do not
+        depend on the data): the values of ``n_steps`` one-step draws from ``rng``.
+
+        Returns
+        -------
+        batches : list of numpy.ndarray of int
+        """
         if self.sampling == "poisson":
-            return np.flatnonzero(rng.random(n_samples) < self.rate(n_samples))
-        return np.asarray(rng.choice(n_samples, size=self.batch_size, replace=False))
+            kept = rng.random((n_steps, n_samples)) < self.rate(n_samples)
+            return [np.flatnonzero(row) for row in kept]
+        return [np.asarray(rng.choice(n_samples, size=self.batch_size, replace=False))
+                for _ in range(n_steps)]
 
     def stepper(self, oracle, transport):
-        """Clipped weighted batch gradient plus noise."""
+        """Clipped weighted batch gradient plus noise; batches drawn a block at a time."""
         scale = oracle.n_samples / self.batch_size
+        block = block_steps(oracle.n_samples)
+        pending = []
 
         def direction(point, round_step):
-            indices = self.draw_batch(oracle.rng, oracle.n_samples)
+            if not pending:
+                batches = self.draw_batches(oracle.batch_rng, oracle.n_samples, block)
+                pending.extend(reversed(batches))
+            indices = pending.pop()
             if indices.size == 0:
                 gradient = gs.zeros_like(point)
             else:
@@ -374,7 +393,7 @@ class _VarianceReducedStepper:
                 self.full_gradient, point, strategy.noise_std_full
             )
         self.indices = np.asarray(
-            oracle.rng.integers(0, oracle.n_samples, size=strategy.inner_steps)
+            oracle.batch_rng.integers(0, oracle.n_samples, size=strategy.inner_steps)
         )
 
     def _transport_from_snapshot(self, anchor, noisy_full_gradient, point, inner_step):

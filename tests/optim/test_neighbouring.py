@@ -19,7 +19,8 @@ from .spies import RecordingGenerator, RecordingNoise
 STRATEGIES = {
     "rgd": (FullBatch(0.5, 0.1), 6),
     "rsgd": (MiniBatch(4, 0.5, 0.1), 12),
-    "rsgd_poisson": (MiniBatch(4, 0.5, 0.1, sampling="poisson"), 12),
+    # 24 steps: the replaced record misses every batch with probability (2/3)^24 < 1e-4
+    "rsgd_poisson": (MiniBatch(4, 0.5, 0.1, sampling="poisson"), 24),
     "rsvrg_restarts": (VarianceReduced(3, 0.5, 0.5, 0.1, 0.1, restarts=2), 2),
     "rsvrg_step_noise": (VarianceReduced(3, 0.5, 0.5, 0.1, 0.1, snapshot_noise="step"), 2),
 }

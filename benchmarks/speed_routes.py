@@ -1,0 +1,235 @@
+"""Speed of the routes a user takes: a DP-RSGD epoch, the noise's share of a step, fixed costs.
+
+Three ratios, each timed in one run with the compared variants interleaved and the fastest
+of several repeats kept (the machine is shared: the minimum is the least disturbed run):
+
+- ``epoch_over_rgd_step``: one DP-RSGD epoch (n / b steps of ``MiniBatch``, batches of
+  b = round(sqrt(n)), the weighted geodesic average of the default) over one DP-RGD step
+  (``FullBatch``) on the same 10,992 SPD(2) covariances (goal: <= 3). The same epoch with
+  its random draws made one step at a time (``streams`` blocks of one) is timed as well.
+- ``noise_share``: a library DP-RSGD step (``minimize``, ``MiniBatch(1)``) on S^783 with
+  noise over the same step without it, minus 1 (goal: <= 0.25).
+- ``private_over_geomstats``: ``PrivateFrechetMean`` (method "rgd", and the default
+  method) over geomstats' ``FrechetMean`` at 2,000 and 100,000 SPD(8) points
+  (goal: <= 1.5); ``private_over_geomstats_same_steps`` gives geomstats as many
+  iterations as the private fit takes steps (its own stopping rule usually stops sooner).
+
+Writes ``speed_routes.csv`` (one row per ratio, with the load average of the machine) and
+``speed_routes.png``.
+"""
+
+import logging
+import math
+import os
+import re
+import time
+
+import geomstats.backend as gs
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from benchmarks.accounting import write_csv
+
+SEED = 0
+EPSILON, DELTA = 1.0, 1e-5
+CLIP_NORM = 3.0
+
+
+def _fastest(calls, repeats):
+    """Minimum seconds of each zero-argument callable, the callables interleaved."""
+    best = {name: math.inf for name in calls}
+    for _ in range(repeats):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            call()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def spd2_covariances(n_samples):
+    """n sample covariances of 4 correlated 2-d observations (+ 0.1 I), seeded."""
+    rng = np.random.default_rng(SEED)
+    mixing = np.array([[1.0, 0.0], [0.6, 0.8]])
+    observations = rng.standard_normal((n_samples, 4, 2)) @ mixing.T
+    return np.einsum("nti,ntj->nij", observations, observations) / 4 + 0.1 * np.eye(2)
+
+
+def epoch_rows(quick):
+    """One DP-RSGD epoch against one DP-RGD step on SPD(2) covariances."""
+    from geomstats.geometry.spd_matrices import SPDMatrices
+
+    from geomstats_dp.optim import (
+        FullBatch,
+        InverseTimeStep,
+        MiniBatch,
+        SquaredDistanceLoss,
+        minimize,
+        streams,
+    )
+
+    n_samples = 1000 if quick else 10_992
+    space = SPDMatrices(2)
+    loss = SquaredDistanceLoss(space)
+    data = loss.check_data(spd2_covariances(n_samples))
+    batch_size = round(math.sqrt(n_samples))
+    epoch = n_samples // batch_size
+    sigma = 0.5 * 2 * CLIP_NORM / batch_size  # noise multiplier 0.5; the cost is sigma-free
+
+    def rgd_step():
+        minimize(loss, data, FullBatch(CLIP_NORM, sigma), 1, 0.5, random_state=SEED,
+                 data_checked=True)
+
+    def rsgd_epoch():
+        minimize(loss, data, MiniBatch(batch_size, CLIP_NORM, sigma), epoch,
+                 InverseTimeStep(1.0, offset=2.0), output="weighted_average",
+                 random_state=SEED, data_checked=True)
+
+    def rsgd_epoch_per_step_draws():
+        saved = streams.BLOCK_FLOATS, streams.MAX_BLOCK_STEPS
+        streams.BLOCK_FLOATS, streams.MAX_BLOCK_STEPS = 1, 1
+        try:
+            rsgd_epoch()
+        finally:
+            streams.BLOCK_FLOATS, streams.MAX_BLOCK_STEPS = saved
+
+    best = _fastest({"rgd_step": rgd_step, "rsgd_epoch": rsgd_epoch,
+                     "rsgd_epoch_per_step_draws": rsgd_epoch_per_step_draws},
+                    3 if quick else 21)
+    problem = f"SPD(2), {n_samples} covariances, b = {batch_size}, {epoch} steps per epoch"
+    return [
+        _row("epoch_over_rgd_step", problem, variant, best[variant], "one DP-RGD step",
+             best["rgd_step"], 3.0)
+        for variant in ("rsgd_epoch", "rsgd_epoch_per_step_draws")
+    ]
+
+
+def noise_share_rows(quick):
+    """A library DP-RSGD step on S^783 with and without noise (``benchmarks.sampling``)."""
+    from benchmarks.sampling import _library_step_seconds, _rsgd_problems
+
+    problem = _rsgd_problems()[1]
+    n_steps = 200 if quick else 2000
+    best = {True: math.inf, False: math.inf}
+    for repeat in range(2 if quick else 15):
+        for noisy, fastest in list(best.items()):
+            best[noisy] = min(fastest,
+                              _library_step_seconds(problem, noisy, n_steps, seed=repeat))
+    return [_row("noise_share", f"{problem.name}, one record per step", "DP-RSGD step",
+                 best[True], "the same step without noise", best[False], 1.25)]
+
+
+def geomstats_iterations(estimator, points):
+    """Iterations geomstats' FrechetMean ran (read from its verbose log)."""
+    found = []
+
+    class Capture(logging.Handler):
+        def emit(self, record):
+            if str(record.msg).startswith("n_iter"):
+                found.append(int(re.search(r"n_iter: (\d+)", record.getMessage()).group(1)))
+
+    handler, root = Capture(), logging.getLogger()
+    level, estimator.optimizer.verbose = root.level, True
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        estimator.fit(points)
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+        estimator.optimizer.verbose = False
+    return found[-1] if found else None
+
+
+def frechet_mean_rows(quick):
+    """PrivateFrechetMean (rgd and the default method) against geomstats' FrechetMean, run
+    to its own convergence and for the private fit's number of steps."""
+    from geomstats.geometry.spd_matrices import SPDMatrices
+
+    from geomstats_dp.learning import PrivateFrechetMean
+
+    space = SPDMatrices(8)
+    default_method = PrivateFrechetMean(space).method
+    methods = ["rgd"] + ([default_method] if default_method != "rgd" else [])
+    sizes = ((200, 3), (2000, 3)) if quick else ((2000, 9), (100_000, 3))
+    return [row for n_samples, repeats in sizes
+            for row in _frechet_mean_size(space, methods, n_samples, repeats)]
+
+
+def _frechet_mean_size(space, methods, n_samples, repeats):
+    """The rows of ``frechet_mean_rows`` at one sample size."""
+    from geomstats.learning.frechet_mean import FrechetMean
+
+    from geomstats_dp.learning import PrivateFrechetMean
+
+    gs.random.seed(SEED)
+    points = space.random_point(n_samples)
+
+    def private(method):
+        return PrivateFrechetMean(space, epsilon=EPSILON, delta=DELTA, method=method,
+                                  clip_norm=CLIP_NORM, random_state=SEED)
+
+    n_steps = private("rgd").fit(points).n_iter_
+    converged, fixed = FrechetMean(space), FrechetMean(space)
+    fixed.optimizer.max_iter, fixed.optimizer.epsilon = n_steps, 0.0
+    iterations = geomstats_iterations(converged, points)
+    calls = {method: (lambda method=method: private(method).fit(points)) for method in methods}
+    calls.update(converged=lambda: converged.fit(points), fixed=lambda: fixed.fit(points))
+    logging.disable(logging.WARNING)  # "maximum number of iterations reached"
+    try:
+        best = _fastest(calls, repeats)
+    finally:
+        logging.disable(logging.NOTSET)
+    found = []
+    for method in methods:
+        variant = f"PrivateFrechetMean ({method})"
+        found.append(_row(
+            "private_over_geomstats", f"SPD(8), {n_samples} points", variant, best[method],
+            f"geomstats FrechetMean (converged: {iterations} iterations)", best["converged"],
+            1.5))
+        found.append(_row(
+            "private_over_geomstats_same_steps", f"SPD(8), {n_samples} points", variant,
+            best[method], f"geomstats FrechetMean ({n_steps} iterations, as DP-RGD)",
+            best["fixed"], 1.5))
+    return found
+
+
+def _row(ratio, problem, variant, seconds, baseline, baseline_seconds, goal):
+    value = seconds / baseline_seconds
+    row = {"ratio": ratio, "problem": problem, "variant": variant, "seconds": seconds,
+           "baseline": baseline, "baseline_seconds": baseline_seconds, "value": value,
+           "goal": goal, "met": value <= goal, "loadavg_1min": round(os.getloadavg()[0], 2)}
+    print(f"  {ratio} [{problem}] {variant}: {seconds:.4g} s / {baseline_seconds:.4g} s = "
+          f"{value:.2f} (goal {goal}); load {row['loadavg_1min']}", flush=True)
+    return row
+
+
+def plot(path, rows):
+    """One bar per ratio over its goal (1 = the goal met exactly)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{row['ratio']}: {row['variant']}\n{row['problem']}\nover {row['baseline']}"
+              for row in rows]
+    values = [row["value"] / row["goal"] for row in rows]
+    fig, axis = plt.subplots(figsize=(10, 0.8 * len(rows) + 1.2))
+    axis.barh(range(len(rows)), values,
+              color=["tab:green" if row["met"] else "tab:red" for row in rows])
+    axis.axvline(1.0, color="black", linewidth=1)
+    axis.set_yticks(range(len(rows)), labels, fontsize=7)
+    axis.invert_yaxis()
+    axis.set_xlabel("measured ratio / goal (<= 1: goal met)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run(output_dir, quick=False):
+    """Write ``speed_routes[_quick].csv`` and ``.png``."""
+    with threadpool_limits(limits=1):
+        found = [row for measure in (epoch_rows, noise_share_rows, frechet_mean_rows)
+                 for row in measure(quick)]
+    path = output_dir / ("speed_routes_quick" if quick else "speed_routes")
+    plot(path.with_suffix(".png"), found)
+    write_csv(path.with_suffix(".csv"), found)

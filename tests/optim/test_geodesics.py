@@ -1,0 +1,54 @@
+"""The closed-form SPD affine geodesics agree with geomstats' exp and log."""
+
+import numpy as np
+import pytest
+from geomstats.geometry.hypersphere import Hypersphere
+from geomstats.geometry.scalar_product_metric import ScalarProductMetric
+from geomstats.geometry.spd_matrices import SPDMatrices
+
+from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.optim.geodesics import Geodesics, SPDAffineGeodesics, geodesics_for
+
+from .data import cloud, random_tangent
+
+
+def spd_space(scale):
+    space = SPDMatrices(3)
+    if scale != 1.0:
+        space.equip_with_metric(ScalarProductMetric(space, scale))
+    return space
+
+
+@pytest.mark.parametrize("scale", [1.0, 4.0])
+def test_spd_affine_exp_and_interpolation_match_geomstats(scale):
+    space = spd_space(scale)
+    geodesics = geodesics_for(space)
+    assert isinstance(geodesics, SPDAffineGeodesics)
+    rng = np.random.default_rng(0)
+    points = cloud(space, 4, radius=2.0, seed=1, offset=1.0)
+    vectors = random_tangent(space, points[0], np.array([0.5, 1.0, 1.5, 2.0]), rng)
+    np.testing.assert_allclose(  # a batch of base points takes geomstats' own map
+        to_numpy(geodesics.exp(vectors, points)), to_numpy(space.metric.exp(vectors, points)),
+        rtol=1e-9, atol=1e-10,
+    )
+    for base, end in zip(points[:2], points[2:]):
+        vector = random_tangent(space, base, np.array([1.5]), rng)[0]
+        np.testing.assert_allclose(
+            to_numpy(geodesics.exp(vector, base)), to_numpy(space.metric.exp(vector, base)),
+            rtol=1e-9, atol=1e-10,
+        )
+        for t in (0.0, 0.3, 1.0):
+            expected = space.metric.exp(t * space.metric.log(end, base), base)
+            np.testing.assert_allclose(
+                to_numpy(geodesics.interpolate(base, end, t)), to_numpy(expected),
+                rtol=1e-9, atol=1e-10,
+            )
+
+
+def test_other_metrics_use_geomstats():
+    space = Hypersphere(2)
+    geodesics = geodesics_for(space)
+    assert type(geodesics) is Geodesics
+    start, end = to_backend(np.array([1.0, 0, 0])), to_backend(np.array([0, 1.0, 0]))
+    middle = to_numpy(geodesics.interpolate(start, end, 0.5))
+    np.testing.assert_allclose(middle, [np.sqrt(0.5), np.sqrt(0.5), 0], atol=1e-12)

@@ -1,0 +1,94 @@
+"""Blocked draws (batches and noise a block of steps at a time) leave the iterates unchanged."""
+
+import numpy as np
+import pytest
+
+from geomstats_dp._backend import BufferedNormals, get_rng, to_numpy
+from geomstats_dp.optim import (
+    FullBatch,
+    InverseTimeStep,
+    MiniBatch,
+    SquaredDistanceLoss,
+    VarianceReduced,
+    minimize,
+    streams,
+)
+
+from .data import MEAN_SPACES, cloud
+
+STRATEGIES = {
+    "rsgd": MiniBatch(5, 0.8, 0.3),
+    "rsgd_poisson": MiniBatch(5, 0.8, 0.3, sampling="poisson"),
+    "rgd": FullBatch(0.8, 0.3),
+    "rsvrg": VarianceReduced(4, 0.8, 0.8, 0.3, 0.2),
+}
+
+
+def iterates(space, data, strategy, seed):
+    result = minimize(
+        SquaredDistanceLoss(space), data, strategy, 30, InverseTimeStep(0.5, offset=2.0),
+        output="weighted_average", random_state=seed, keep_iterates=True,
+    )
+    return to_numpy(result.iterates), to_numpy(result.point)
+
+
+@pytest.mark.parametrize("strategy_name", sorted(STRATEGIES))
+@pytest.mark.parametrize("space_name", sorted(MEAN_SPACES))
+def test_blocked_draws_give_the_per_step_iterates(monkeypatch, space_name, strategy_name):
+    space = MEAN_SPACES[space_name]()
+    data = cloud(space, 40, radius=1.0, seed=5)
+    strategy = STRATEGIES[strategy_name]
+    blocked = iterates(space, data, strategy, seed=6)
+    monkeypatch.setattr(streams, "BLOCK_FLOATS", 1)  # one step's draws per call
+    monkeypatch.setattr(streams, "MAX_BLOCK_STEPS", 1)
+    per_step = iterates(space, data, strategy, seed=6)
+    np.testing.assert_array_equal(blocked[0], per_step[0])
+    np.testing.assert_array_equal(blocked[1], per_step[1])
+    # the noise moved the run: another seed gives other iterates
+    other = iterates(space, data, strategy, seed=7)
+    assert not np.allclose(blocked[0][1:], other[0][1:])
+
+
+@pytest.mark.backend_independent
+@pytest.mark.parametrize("block", [4, 10_000])
+def test_buffered_normals_serve_the_generator_sequence(block):
+    sizes = [3, (2, 4), None, 7, (1, 1, 5), 11] + [(1, 1, 300)] * 40
+    count = sum(1 if size is None else int(np.prod(size)) for size in sizes)
+    buffered = BufferedNormals(np.random.default_rng(8), block=block)
+    served = [np.ravel(buffered.standard_normal(size)) for size in sizes]
+    expected = np.random.default_rng(8).standard_normal(count)
+    np.testing.assert_array_equal(np.concatenate(served), expected)
+    assert get_rng(buffered) is buffered
+    # other draws go to the generator itself
+    assert buffered.integers(0, 10, size=3).shape == (3,)
+
+
+@pytest.mark.backend_independent
+def test_poisson_block_equals_one_step_draws():
+    strategy = MiniBatch(3, 1.0, 0.1, sampling="poisson")
+    block = strategy.draw_batches(np.random.default_rng(9), 20, 6)
+    rng = np.random.default_rng(9)
+    steps = [strategy.draw_batches(rng, 20, 1)[0] for _ in range(6)]
+    assert len(block) == 6
+    for first, second in zip(block, steps):
+        np.testing.assert_array_equal(first, second)
+
+
+@pytest.mark.backend_independent
+def test_split_streams_are_independent_of_the_run_stream():
+    rng = np.random.default_rng(10)
+    batch_rng, noise_rng = streams.split_streams(rng)
+    assert batch_rng is not rng and noise_rng.generator is not rng
+    first = batch_rng.random(4)
+    assert not np.allclose(first, noise_rng.standard_normal(4))
+    # the streams follow the generator's state: the same state, the same streams; an
+    # advanced generator, fresh ones
+    np.testing.assert_array_equal(
+        streams.split_streams(np.random.default_rng(10))[0].random(4), first)
+    advanced = np.random.default_rng(10)
+    advanced.random()
+    assert not np.allclose(streams.split_streams(advanced)[0].random(4), first)
+    # a generator without spawn (OS entropy) serves both streams itself
+    secure = get_rng(secure=True)
+    batch_rng, noise_rng = streams.split_streams(secure)
+    assert batch_rng is secure and noise_rng.generator is secure
