@@ -16,7 +16,7 @@ import sys
 
 from geomstats_dp import __version__
 
-METHODS = ("rgd", "rsgd", "rsvrg", "laplace")
+METHODS = ("auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace")
 SPACES = ("spd", "sphere", "hyperboloid", "poincare", "euclidean", "grassmannian", "stiefel")
 SPD_METRICS = ("affine", "bures-wasserstein", "log-euclidean")
 SAMPLINGS = ("full", "without_replacement", "poisson")
@@ -122,7 +122,7 @@ def build_parser():
     _add_privacy_options(demo, seed=0)
     demo.add_argument("--clip-norm", type=_positive_float, default=5.0,
                       help="clip norm C, > 0")
-    demo.add_argument("--method", choices=METHODS, default="rgd", help="mechanism")
+    demo.add_argument("--method", choices=METHODS, default="auto", help="mechanism")
     demo.add_argument("--output", default="demo_output", help="folder for the plot")
 
     fit = commands.add_parser("frechet-mean", help="private Frechet mean of a .npy file",
@@ -135,7 +135,7 @@ def build_parser():
     fit.add_argument("--rank", type=_positive_int, default=None,
                      help="grassmannian only (and required there): dimension k of the subspaces")
     _add_privacy_options(fit, "delta of the release, in [0, 1) (laplace: pure DP, ignored)")
-    fit.add_argument("--method", choices=METHODS, default="rgd", help="mechanism")
+    fit.add_argument("--method", choices=METHODS, default="auto", help="mechanism")
     fit.add_argument("--clip-norm", type=_clip_norm, default="auto",
                      help="rgd/rsgd/rsvrg: clip norm C > 0, or 'auto' (a private quantile)")
     fit.add_argument("--radius", type=_positive_float, default=None,

@@ -32,7 +32,7 @@ def _release(space, points, method, epsilon, delta, clip_norm, seed):
     return estimator, exact, private_time, exact_time
 
 
-def run_demo(epsilon=1.0, delta=1e-5, clip_norm=5.0, method="rgd", seed=0,
+def run_demo(epsilon=1.0, delta=1e-5, clip_norm=5.0, method="auto", seed=0,
              output="demo_output"):
     """Release private means of the EMG covariances (all, then per gesture); plot them.
 
@@ -46,7 +46,8 @@ def run_demo(epsilon=1.0, delta=1e-5, clip_norm=5.0, method="rgd", seed=0,
     clip_norm : float
         Public bound on the distance of a covariance to the iterates (5 is a bound on the
         affine-invariant distances seen in EMG covariances of 8-bit recordings).
-    method : {"rgd", "rsgd", "rsvrg", "laplace"}
+    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace"}
+        "auto" chooses from public quantities (the chosen method is printed).
     seed : int
     output : str
         Folder of the plot ``emg_private_means.png``.
@@ -64,7 +65,8 @@ def run_demo(epsilon=1.0, delta=1e-5, clip_norm=5.0, method="rgd", seed=0,
     print(f"geomstats-dp demo: private Frechet mean of EMG covariances, SPD(8), "
           f"affine-invariant metric; method={method}, epsilon={epsilon}, delta={delta}, "
           f"clip_norm={clip_norm}")
-    header = (f"{'data':>9} {'n':>5} {'eps spent':>9} {'noise mult.':>11} {'dist(priv,exact)':>16} "
+    header = (f"{'data':>9} {'n':>5} {'method':>9} {'eps spent':>9} {'noise mult.':>11} "
+              f"{'dist(priv,exact)':>16} "
               f"{'median spread':>13} {'private s':>9} {'exact s':>7}")
     print(header)
     rows = []
@@ -80,7 +82,7 @@ def run_demo(epsilon=1.0, delta=1e-5, clip_norm=5.0, method="rgd", seed=0,
             "private": to_numpy(estimator.estimate_), "exact": to_numpy(exact),
         }
         rows.append(row)
-        print(f"{name:>9} {row['n']:>5} {row['epsilon_spent']:>9.4f} "
+        print(f"{name:>9} {row['n']:>5} {estimator.method_:>9} {row['epsilon_spent']:>9.4f} "
               f"{row['noise_multiplier']:>11.3f} {row['distance']:>16.4f} {spread:>13.3f} "
               f"{private_time:>9.2f} {exact_time:>7.2f}")
     path = _plot(rows, Path(output), method, epsilon)
