@@ -10,12 +10,12 @@ from geomstats_dp._validation import (
     check_positive_finite,
 )
 from geomstats_dp.learning._data import check_points, check_shape
-from geomstats_dp.learning._laplace_release import LaplaceRelease
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
 from geomstats_dp.learning.mechanisms.choice import (
     LAPLACE_RATIO_THRESHOLD,
     laplace_noise_ratio,
 )
+from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
 from geomstats_dp.optim import SquaredDistanceLoss, normalize_sample_weight
 from geomstats_dp.privacy import PrivacyLeakWarning
 

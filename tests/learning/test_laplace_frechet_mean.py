@@ -13,7 +13,7 @@ from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import RiemannianLaplace
 from geomstats_dp.distributions.laplace import frechet_mean_sensitivity
 from geomstats_dp.learning import PrivateFrechetMean
-from geomstats_dp.learning._laplace_release import project_onto_ball
+from geomstats_dp.learning.mechanisms.laplace import project_onto_ball
 from geomstats_dp.learning.reference import exact_frechet_mean
 from geomstats_dp.privacy import PrivacyBudget, PrivacyLeakWarning
 from tests.conftest import shifted

@@ -70,7 +70,7 @@ def halved_gaussian_noise(monkeypatch):
 @contextlib.contextmanager
 def halved_laplace_scale(monkeypatch):
     """The Laplace Frechet mean draws with half its calibrated scale (a broken twin)."""
-    from geomstats_dp.learning import _laplace_release
+    from geomstats_dp.learning.mechanisms import laplace as _laplace_release
 
     original = _laplace_release.laplace_scale
     with monkeypatch.context() as patch:

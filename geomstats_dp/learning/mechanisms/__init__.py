@@ -1,8 +1,19 @@
-"""Release mechanisms behind the estimators' ``method=``, and the pipeline running them."""
+"""Release mechanisms behind the estimators' ``method=``, and the pipeline running them.
 
+Each states its adjacency, sensitivity and accountant in its module docstring.
+"""
+
+from geomstats_dp.learning.mechanisms.alternating_least_squares import (
+    AlternatingLeastSquaresRelease,
+)
+from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism, run_release
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
+from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
+from geomstats_dp.learning.mechanisms.pca_gradient import PCAGradientRelease
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
+from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
 
-__all__ = ["GradientRelease", "ReleaseMechanism", "TangentRelease", "TwoStageRelease",
-           "run_release"]
+__all__ = ["AlternatingLeastSquaresRelease", "AnalyzeGaussRelease", "GradientRelease",
+           "LaplaceRelease", "PCAGradientRelease", "ReleaseMechanism", "TangentLabelRelease", "TangentRelease",
+           "TwoStageRelease", "run_release"]
