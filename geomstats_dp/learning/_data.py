@@ -3,11 +3,15 @@
 import numpy as np
 
 
+from geomstats_dp._dask import check_dask_array, is_dask_array
 from geomstats_dp._validation import check_finite_array, check_on_space
 
 
 def check_array(X, name, min_ndim=2):
     """Return ``X`` as a float64 numpy array, checking its type and number of axes only.
+
+    A Dask array stays one (float64, chunked along the rows; ``_dask.check_dask_array``):
+    its values are never gathered.
 
     Raises
     ------
@@ -16,6 +20,8 @@ def check_array(X, name, min_ndim=2):
     ValueError
         Values that are not numbers (e.g. strings), or fewer than ``min_ndim`` axes.
     """
+    if is_dask_array(X):
+        return check_dask_array(X, name, min_ndim)
     if hasattr(X, "detach"):
         X = X.detach().cpu().numpy()
     raw = np.asarray(X)

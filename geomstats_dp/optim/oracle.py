@@ -2,6 +2,7 @@
 
 import math
 
+from geomstats_dp._dask import DaskClippedSums, is_dask_array
 from geomstats_dp.optim.clipping import clip_factors
 
 # Per-sample gradients are computed CHUNK_BYTES of data at a time: the gradient of a loss
@@ -19,7 +20,8 @@ class GradientOracle:
     ----------
     loss : PerSampleLoss
     data : array-like, shape=[n, ...]
-        Checked by ``loss.check_data``.
+        Checked by ``loss.check_data``; a Dask array's chunks are summed by its workers
+        (``geomstats_dp._dask``), only the sums reaching this process.
     weights : array-like, shape=[n]
         Backend array of sample weights summing to 1.
     noise_sampler : object
@@ -46,6 +48,7 @@ class GradientOracle:
         self.rng = rng
         self.n_gradient_evaluations = 0
         self.n_noise_draws = 0
+        self._dask_sums = DaskClippedSums(loss, data, weights) if is_dask_array(data) else None
 
     def clipped_sum(self, point, clip_norm, indices=None, scale=1.0):
         """sum_i scale * w_i * clip_C(grad f(point; z_i)) over ``indices`` (all if None).
@@ -61,6 +64,10 @@ class GradientOracle:
         -------
         tangent_vec : array-like, shape=[*space.shape]
         """
+        if self._dask_sums is not None:
+            self.n_gradient_evaluations += (
+                self.n_samples if indices is None else len(indices))
+            return self._dask_sums(point, clip_norm, indices, scale)
         data, weights = self.data, self.weights
         if indices is not None:
             data, weights = data[indices], weights[indices]

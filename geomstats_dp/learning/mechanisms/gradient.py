@@ -10,6 +10,7 @@ pure-DP quantile release (``privacy.quantile``) as its own event.
 
 from tqdm import tqdm
 
+from geomstats_dp import _dask
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning import _defaults
@@ -55,7 +56,9 @@ class GradientRelease(ReleaseMechanism):
         n_iter, batch_size, inner_steps, output = self.settings
         loss = est._make_loss()
         init_point = canonical_point(est.space) if est.init_point is None else est.init_point
-        data, preliminary = est._prepare(loss.check_data(data), rng)
+        checked = (_dask.check_values(loss, data) if _dask.is_dask_array(data)
+                   else loss.check_data(data))
+        data, preliminary = est._prepare(checked, rng)
         start = to_backend(to_numpy(init_point))
         _probe_loss(loss, data, start)
         release = self.plan
