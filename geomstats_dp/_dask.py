@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._backend import as_numpy, to_backend, to_numpy
 
 
 def is_dask_array(X):
@@ -150,12 +150,16 @@ def check_values(loss, data, name="X"):
 
 
 def _block_clipped_sum(block, weights, loss, point, clip_norm, scale):
-    """sum_i scale w_i clip_C(grad f(point; z_i)) over one chunk (numpy), and its size."""
+    """sum_i scale w_i clip_C(grad f(point; z_i)) over one chunk (numpy).
+
+    ``weights``: the chunk's [k] weights, or one number when they are uniform.
+    """
     from geomstats_dp.optim.clipping import clip_factors
 
     point = to_backend(point)
     norms, weighted_sum = loss.gradient_sums(point)(to_backend(np.asarray(block)))
-    coefficients = scale * to_backend(weights) * clip_factors(norms, clip_norm)
+    weights = weights if isinstance(weights, float) else to_backend(weights)
+    coefficients = scale * weights * clip_factors(norms, clip_norm)
     return to_numpy(weighted_sum(coefficients))
 
 
@@ -174,13 +178,13 @@ class DaskClippedSums:
     def __init__(self, loss, data, weights):
         self.loss = loss
         self.data = data
-        weights = to_numpy(weights)
+        weights = as_numpy(weights)
         self.uniform = float(weights[0]) if weights.min() == weights.max() else None
         self.weights = weights
 
     def _weights(self, start, stop, indices):
         if self.uniform is not None:
-            return np.full(stop - start, self.uniform)
+            return self.uniform
         chosen = self.weights if indices is None else self.weights[indices]
         return chosen[start:stop]
 
