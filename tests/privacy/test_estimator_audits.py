@@ -48,8 +48,8 @@ def test_private_pca_audit(monkeypatch):
         return [math.cos(angle + offset), math.sin(angle + offset)]
 
     def fit(data, seed):
-        pca = PrivatePCA(1, epsilon=EPSILON, delta=DELTA, data_norm=1.0, n_iter=1,
-                         step_size=1.0, random_state=seed,
+        pca = PrivatePCA(1, epsilon=EPSILON, delta=DELTA, data_norm=1.0, method="rgd",
+                         n_iter=1, step_size=1.0, random_state=seed,
                          budget=PrivacyBudget(EPSILON, DELTA))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

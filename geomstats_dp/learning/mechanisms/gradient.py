@@ -13,8 +13,7 @@ from tqdm import tqdm
 from geomstats_dp import _dask
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
-from geomstats_dp.learning import _defaults
-from geomstats_dp.learning._diagnostics import NoiseDominatesWarning, noise_ratio
+from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.optim import canonical_point, minimize
 from geomstats_dp.privacy.quantile import private_quantile, quantile_event
@@ -24,7 +23,8 @@ class GradientRelease(ReleaseMechanism):
     """The estimator's loss minimised by DP-RGD, DP-RSGD or DP-RSVRG (``method``).
 
     Reads the estimator's hooks: ``_make_loss``, ``_settings``, ``_plan``,
-    ``_preliminary_events``, ``_prepare``, ``_smoothness`` (see ``PrivateERM``).
+    ``_preliminary_events``, ``_prepare``, ``_default_step_size``,
+    ``_noise_ratio`` (see ``PrivateERM``).
     """
 
     def __init__(self, estimator, n_samples, weights=None):
@@ -72,13 +72,10 @@ class GradientRelease(ReleaseMechanism):
         if not self.fixed_clip:
             release = est._plan(self.n_samples, weights, n_iter, batch_size, inner_steps,
                                 clip_norm)
-        dim = int(est.space.dim)
-        step_size = est.step_size or _defaults.default_step_size(
-            est.method, inner_steps, clip_norm, release.strategy.noise_stds, dim,
-            est._smoothness(),
-        )
-        n_steps = n_iter * (inner_steps if est.method == "rsvrg" else 1)
-        progress = tqdm(total=n_steps, desc=f"{type(est).__name__} ({est.method})",
+        step_size = est.step_size or est._default_step_size(
+            inner_steps, clip_norm, release.strategy.noise_stds)
+        n_steps = n_iter * (inner_steps if est._method == "rsvrg" else 1)
+        progress = tqdm(total=n_steps, desc=f"{type(est).__name__} ({est._method})",
                         disable=not est.verbose)
         result = minimize(
             loss, data, release.strategy, n_iter, step_size, init_point,
@@ -87,8 +84,8 @@ class GradientRelease(ReleaseMechanism):
             callback=lambda step, point: progress.update(), data_checked=True,
         )
         progress.close()
-        ratio = noise_ratio(result.step_sizes, release.strategy.noise_stds, dim, clip_norm,
-                            output)
+        ratio = est._noise_ratio(result.step_sizes, release.strategy.noise_stds, clip_norm,
+                                 output)
         NoiseDominatesWarning.warn_if(ratio)
         multipliers = release.noise_multipliers
         return {
