@@ -70,10 +70,11 @@ def _row_blocks(data):
     return [(int(starts[i]), int(starts[i + 1]), block) for i, block in enumerate(blocks)]
 
 
-def _compute(tasks):
+def compute(*collections):
+    """``dask.compute``: the results, as numpy, of lazy Dask collections."""
     import dask
 
-    return dask.compute(*tasks)
+    return dask.compute(*collections)
 
 
 def _first_invalid_row(loss, block):
@@ -136,7 +137,7 @@ def check_values(loss, data, name="X"):
     import dask
 
     blocks = _row_blocks(data)
-    reports = _compute([dask.delayed(_block_report)(block, loss)
+    reports = compute(*[dask.delayed(_block_report)(block, loss)
                         for _, _, block in blocks])
     bad = [(start + index, message) for (start, _, _), (index, message)
            in zip(blocks, reports) if index is not None]
@@ -203,7 +204,7 @@ class DaskClippedSums:
         tasks = [dask.delayed(_block_clipped_sum)(
             block, self._weights(start, stop, indices), self.loss, point, clip_norm, scale)
             for start, stop, block in _row_blocks(data)]
-        return to_backend(np.sum(np.stack(_compute(tasks)), axis=0))
+        return to_backend(np.sum(np.stack(compute(*tasks)), axis=0))
 
 
 def _block_norms(block, loss, point):
@@ -217,4 +218,4 @@ def gradient_norms(loss, data, point):
 
     point = to_numpy(point)
     tasks = [dask.delayed(_block_norms)(block, loss, point) for _, _, block in _row_blocks(data)]
-    return np.concatenate(_compute(tasks))
+    return np.concatenate(compute(*tasks))
