@@ -24,6 +24,16 @@ def is_dask_array(X):
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks")
 
 
+def numpy_or_dask(data):
+    """``to_numpy(data)``, or ``data`` itself (lazy, not gathered) if it is a Dask array."""
+    return data if is_dask_array(data) else to_numpy(data)
+
+
+def backend_or_dask(data):
+    """``to_backend(data)``, or ``data`` itself (lazy, not gathered) if it is a Dask array."""
+    return data if is_dask_array(data) else to_backend(data)
+
+
 def check_dask_array(X, name, min_ndim=2):
     """Shape and dtype checks of a Dask array, no value read; returns float64 row chunks.
 

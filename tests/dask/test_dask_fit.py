@@ -154,21 +154,25 @@ def test_dask_is_not_imported_for_in_memory_data():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.parametrize("method", ["analyze_gauss", "rgd"])
 @pytest.mark.parametrize("centered", [True, False])
-def test_pca_analyze_gauss_equals_in_memory_release(centered):
-    """The second-moment matrix (and the private mean) reduced over chunks of rows; a
-    non-finite row is zeroed per record, as in memory."""
+def test_pca_equals_in_memory_release(method, centered):
+    """Analyze Gauss's second-moment matrix, DP-RGD's clipped sums, the private mean, trace
+    and variances reduced over chunks of rows; a non-finite row is zeroed per record, as
+    in memory."""
     from geomstats_dp.learning import PrivatePCA
 
     rng = np.random.default_rng(9)
     X = rng.standard_normal((2000, 6)) * np.array([3.0, 2.0, 1.0, 0.5, 0.3, 0.1])
     X[17, 2] = np.nan
-    params = dict(n_components=2, data_norm=10.0, centered=centered, random_state=4)
-    expected = PrivatePCA(method="analyze_gauss", **params).fit(X)
-    got = PrivatePCA(method="analyze_gauss", **params).fit(da.from_array(X, chunks=(300, 6)))
+    params = dict(method=method, n_components=2, data_norm=10.0, centered=centered,
+                  random_state=4, **({"n_iter": 4} if method == "rgd" else {}))
+    expected = PrivatePCA(**params).fit(X)
+    got = PrivatePCA(**params).fit(da.from_array(X, chunks=(300, 6)))
     np.testing.assert_allclose(to_numpy(got.estimate_), to_numpy(expected.estimate_),
                                rtol=0, atol=1e-10)
     np.testing.assert_allclose(got.mean_, expected.mean_, rtol=0, atol=1e-12)
     np.testing.assert_allclose(got.explained_variance_, expected.explained_variance_,
                                rtol=1e-12)
     assert got.events_ == expected.events_
+    assert got.n_gradient_evaluations_ == expected.n_gradient_evaluations_

@@ -55,11 +55,11 @@ class AnalyzeGaussRelease(ReleaseMechanism):
         est = self.estimator
         k = est.n_components
         on_dask = _dask.is_dask_array(data)
-        rows, mean = est._private_rows(data if on_dask else to_numpy(data), rng)
+        rows, mean = est._private_rows(_dask.numpy_or_dask(data), rng)
         noise_std = self.matrix_event.noise_std
         matrix = noisy_second_moment(rows, noise_std, rng)
         if on_dask:  # the noise is drawn; the workers reduce their chunks of rows
-            matrix, mean = _dask.compute(matrix, mean)
+            (matrix,) = _dask.compute(matrix)
         eigenvalues, eigenvectors = np.linalg.eigh(matrix)
         eigenvalues, eigenvectors = eigenvalues[::-1], eigenvectors[:, ::-1]
         noise = 2 * noise_std * math.sqrt(rows.shape[1])
