@@ -161,17 +161,18 @@ def check_values(loss, data, name="X"):
 
 
 def _block_clipped_sum(block, weights, loss, point, clip_norm, scale):
-    """sum_i scale w_i clip_C(grad f(point; z_i)) over one chunk (numpy).
+    """sum_i scale w_i clip_C(grad f(point; z_i)) over one chunk, as numpy.
 
-    ``weights``: the chunk's [k] weights, or one number when they are uniform.
+    ``weights``: the chunk's [k] weights, or one number when they are uniform. The chunk
+    is read in the oracle's cache-sized pieces (``optim.oracle.clipped_sum_in_chunks``).
     """
-    from geomstats_dp.optim.clipping import clip_factors
+    from geomstats_dp.optim.oracle import clipped_sum_in_chunks
 
-    point = to_backend(point)
-    norms, weighted_sum = loss.gradient_sums(point)(to_backend(np.asarray(block)))
     weights = weights if isinstance(weights, float) else to_backend(weights)
-    coefficients = scale * weights * clip_factors(norms, clip_norm)
-    return to_numpy(weighted_sum(coefficients))
+    sums = loss.gradient_sums(to_backend(point))
+    total = clipped_sum_in_chunks(sums, to_backend(np.asarray(block)), weights, clip_norm,
+                                  scale)
+    return to_numpy(total)
 
 
 class DaskClippedSums:
