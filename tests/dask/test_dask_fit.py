@@ -50,6 +50,19 @@ def test_frechet_mean_equals_in_memory_release(scheduler):
     assert got.budget_.spent_epsilon == pytest.approx(expected.budget_.spent_epsilon)
 
 
+@pytest.mark.parametrize("params", [
+    dict(method="rsgd", batch_size=50, n_iter=5),
+    dict(method="rsgd", batch_size=50, n_iter=5, sampling="poisson", dataset_size=600),
+    dict(method="rsvrg", n_iter=2, inner_steps=5),
+])
+def test_stochastic_methods_equal_in_memory_release(params):
+    """Batches (drawn on the client from public quantities) are read from the chunks."""
+    X = spd_records(600, 3, seed=10)
+    expected = mean_fit(X, **params)
+    got = mean_fit(da.from_array(X, chunks=(100, 3, 3)), **params)
+    assert_same_release(expected, got)
+
+
 def test_distributed_cluster_gives_the_in_memory_release():
     X = spd_records(700, 3, seed=1)
     expected = mean_fit(X, clip_norm="auto")
