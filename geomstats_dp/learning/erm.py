@@ -196,7 +196,10 @@ class PrivateERM(PrivateEstimator):
         Parameters
         ----------
         X : array-like, shape=[n_samples, ...]
-            The records (n_samples >= 2).
+            The records (n_samples >= 2). A ``dask.array.Array`` is reduced chunk by
+            chunk on its workers, never gathered (``geomstats_dp._dask``): the workers
+            belong to the data owner and read raw records, only the noisy release leaves
+            the client, and the same events are charged.
         y : array-like, shape=[n_samples, ...], optional
             Targets paired with the rows of X: the loss then receives (x_i, y_i).
         sample_weight : array-like, shape=[n_samples], optional

@@ -88,7 +88,8 @@ class PrivateFrechetMean(PrivateERM):
         Parameters
         ----------
         X : array-like, shape=[n_samples, *space.shape]
-            Points on the space (n_samples >= 2).
+            Points on the space (n_samples >= 2). A ``dask.array.Array`` is reduced
+            chunk by chunk on its workers, as in ``PrivateERM.fit``.
         y : None
             Ignored.
         sample_weight : array-like, shape=[n_samples], optional

@@ -250,6 +250,8 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         Parameters
         ----------
         X : array-like, shape=[n_samples, n_features]
+            A ``dask.array.Array`` is reduced chunk by chunk on its workers (Analyze
+            Gauss and DP-RGD), as in ``PrivateERM.fit``.
         y : None
             Ignored.
 

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from geomstats_dp import _dask
-from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._backend import to_backend
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning._pca_rows import (
     noisy_second_moment,
