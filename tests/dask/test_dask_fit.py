@@ -189,3 +189,30 @@ def test_pca_equals_in_memory_release(method, centered):
                                rtol=1e-12)
     assert got.events_ == expected.events_
     assert got.n_gradient_evaluations_ == expected.n_gradient_evaluations_
+
+
+def _generated_spd(n_samples, dim, rows_per_chunk, seed):
+    """A lazily generated Dask array of SPD(dim) records (never in memory at once)."""
+    def make_spd(draws):
+        return draws @ np.swapaxes(draws, 1, 2) / dim + np.eye(dim) / 2
+
+    draws = da.random.default_rng(seed).standard_normal(
+        (n_samples, dim, dim), chunks=(rows_per_chunk, dim, dim))
+    return draws.map_blocks(make_spd, dtype=float)
+
+
+@pytest.mark.slow
+@pytest.mark.backend_independent
+def test_worker_with_memory_limit_below_the_array_completes_the_fit():
+    """A worker process limited to 300 MB (paused at 80%, killed at 95%) fits a 320 MB
+    array in 2 MB chunks: the fit completes (gathering the rows into one task is refused
+    by the scheduler with this limit, a MemoryError)."""
+    n_samples, dim = 625_000, 8
+    X = _generated_spd(n_samples, dim, rows_per_chunk=4_096, seed=11)
+    assert X.nbytes > 300 * 2**20
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  memory_limit="300MiB", dashboard_address=None) as cluster:
+        with distributed.Client(cluster):
+            fitted = PrivateFrechetMean(SPDMatrices(dim), clip_norm=2.0, n_iter=1,
+                                        random_state=0).fit(X)
+    assert fitted.n_gradient_evaluations_ == n_samples
