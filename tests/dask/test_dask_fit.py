@@ -12,6 +12,7 @@ from geomstats.geometry.spd_matrices import SPDMatrices
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning import PrivateERM, PrivateFrechetMean
 from geomstats_dp.optim import SquaredDistanceLoss
+from tests.learning.public_outputs import public_outputs
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -94,6 +95,19 @@ def test_release_is_private_not_the_plain_mean():
     assert np.abs(to_numpy(first.estimate_) - to_numpy(second.estimate_)).max() > 1e-6
 
 
+@pytest.mark.parametrize("method", ["rgd", "rsgd"])
+def test_neighbouring_dask_datasets_show_the_same_public_outputs(method):
+    """One record replaced by a far point: everything but the release is the same."""
+    X = spd_records(500, 3, seed=12)
+    neighbour = X.copy()
+    neighbour[321] = np.diag([50.0, 0.02, 1.0])
+    outputs = [public_outputs(PrivateFrechetMean(SPDMatrices(3), method=method,
+                                                 clip_norm=2.0, n_iter=3, random_state=0),
+                              da.from_array(data, chunks=(64, 3, 3)))
+               for data in (X, neighbour)]
+    assert outputs[0] == outputs[1]
+
+
 @pytest.mark.parametrize("bad_row", [0, 333, 899])
 def test_off_manifold_row_is_reported_by_index(bad_row):
     X = spd_records(900, 3, seed=5)
@@ -167,6 +181,7 @@ def test_dask_is_not_imported_for_in_memory_data():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("method", ["analyze_gauss", "rgd"])
 @pytest.mark.parametrize("centered", [True, False])
 def test_pca_equals_in_memory_release(method, centered):
