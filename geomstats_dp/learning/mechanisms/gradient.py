@@ -6,6 +6,9 @@ gradient is clipped to C in the metric's norm; the noisy queries have L2 sensiti
 al. 2023). Accountant: autodp's exact Gaussian-DP composition (rgd) or amplification by
 sampling (rsgd, rsvrg), through ``learning._gradient_plan``. ``clip_norm="auto"`` adds a
 pure-DP quantile release (``privacy.quantile``) as its own event.
+
+On a Dask array the value checks and every step's clipped sum run on its workers, chunk
+by chunk (``geomstats_dp._dask``: the same query and events; the noise is drawn here).
 """
 
 from tqdm import tqdm
