@@ -68,9 +68,9 @@ def test_distributed_cluster_gives_the_in_memory_release():
     X = spd_records(700, 3, seed=1)
     expected = mean_fit(X, clip_norm="auto")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster):
-            got = mean_fit(da.from_array(X, chunks=(100, 3, 3)), clip_norm="auto")
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        got = mean_fit(da.from_array(X, chunks=(100, 3, 3)), clip_norm="auto")
     assert_same_release(expected, got)
 
 
@@ -226,8 +226,8 @@ def test_worker_with_memory_limit_below_the_array_completes_the_fit():
     X = _generated_spd(n_samples, dim, rows_per_chunk=4_096, seed=11)
     assert X.nbytes > 300 * 2**20
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  memory_limit="300MiB", dashboard_address=None) as cluster:
-        with distributed.Client(cluster):
-            fitted = PrivateFrechetMean(SPDMatrices(dim), clip_norm=2.0, n_iter=1,
-                                        random_state=0).fit(X)
+                                  memory_limit="300MiB", dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        fitted = PrivateFrechetMean(SPDMatrices(dim), clip_norm=2.0, n_iter=1,
+                                    random_state=0).fit(X)
     assert fitted.n_gradient_evaluations_ == n_samples
