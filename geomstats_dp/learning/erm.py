@@ -220,6 +220,11 @@ class PrivateERM(PrivateEstimator):
         n_public = self.dataset_size if self._poisson else len(data)
         method = self._resolved_method = self._choose_method(n_public)
         mechanism = self._MECHANISMS[method](self, n_public, weights)
+        if is_dask_array(data) and not mechanism.reads_dask:
+            raise TypeError(
+                f"method={method!r} does not read Dask arrays; pass X in memory "
+                "(X.compute()) or a method that does (the Dask page of the docs)"
+            )
         fitted = run_release(mechanism, budget, data, weights, self.random_state,
                              self.secure)
         fitted = self._finish(fitted)
@@ -241,9 +246,14 @@ class PrivateERM(PrivateEstimator):
 
         The values are checked by the loss's ``check_data`` once the budget is checked.
         """
-        data = check_array(X, "X")
+        data = check_array(X, "X", lazy=True)
         check_sample_count(len(data), "X")
         if y is not None:
+            if is_dask_array(data):
+                raise TypeError(
+                    "y is not supported with a Dask array X: pass X and y in memory, or "
+                    "a loss of the rows of X alone with y=None"
+                )
             data = PairedSamples(data, check_array(y, "y", min_ndim=1))
         weights = None
         if sample_weight is not None:

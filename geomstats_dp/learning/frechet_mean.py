@@ -106,7 +106,7 @@ class PrivateFrechetMean(PrivateERM):
         return SquaredDistanceLoss(self.space, ATOL)
 
     def _check_input(self, X, y, sample_weight):
-        points = check_shape(self.space, X)
+        points = check_shape(self.space, X, lazy=True)
         weights = normalize_sample_weight(sample_weight, len(points))
         return points, None if weights.max() == weights.min() else weights
 

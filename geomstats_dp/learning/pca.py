@@ -306,7 +306,7 @@ class PrivatePCA(TransformerMixin, PrivateERM):
     # -- the pipeline's hooks ----------------------------------------------------------
 
     def _check_input(self, X, y, sample_weight):
-        data = check_array(X, "X")
+        data = check_array(X, "X", lazy=True)
         if data.ndim != 2:
             raise ValueError(f"X must have shape [n_samples, n_features], got {data.shape}")
         check_sample_count(len(data), "X")

@@ -231,3 +231,19 @@ def test_worker_with_memory_limit_below_the_array_completes_the_fit():
         fitted = PrivateFrechetMean(SPDMatrices(dim), clip_norm=2.0, n_iter=1,
                                     random_state=0).fit(X)
     assert fitted.n_gradient_evaluations_ == n_samples
+
+
+def test_methods_that_do_not_read_dask_refuse_it_before_the_budget():
+    from geomstats_dp.privacy import PrivacyBudget
+
+    space = SPDMatrices(3)
+    X = da.from_array(spd_records(100, 3, seed=13), chunks=(25, 3, 3))
+    budget = PrivacyBudget(5.0, 1e-4)
+    laplace = PrivateFrechetMean(space, method="laplace", radius=1.0, center=np.eye(3),
+                                 budget=budget)
+    with pytest.raises(TypeError, match="method='laplace' does not read Dask arrays"):
+        laplace.fit(X)
+    with pytest.raises(TypeError, match="y is not supported with a Dask array X"):
+        PrivateERM(space, SquaredDistanceLoss(space), clip_norm=1.0,
+                   budget=budget).fit(X, y=np.zeros(100))
+    assert budget.spent_epsilon == 0

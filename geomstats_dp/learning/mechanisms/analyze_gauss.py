@@ -42,6 +42,8 @@ class AnalyzeGaussRelease(ReleaseMechanism):
     to be noise.
     """
 
+    reads_dask = True
+
     def __init__(self, estimator, n_samples, weights=None):
         super().__init__(estimator, n_samples, weights)
         self.mean_events = tuple(estimator._mean_events(n_samples))

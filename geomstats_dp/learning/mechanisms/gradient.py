@@ -30,6 +30,8 @@ class GradientRelease(ReleaseMechanism):
     ``_noise_ratio`` (see ``PrivateERM``).
     """
 
+    reads_dask = True
+
     def __init__(self, estimator, n_samples, weights=None):
         super().__init__(estimator, n_samples, weights)
         est = estimator
