@@ -160,6 +160,12 @@ def check_values(loss, data, name="X"):
     return data
 
 
+def check_records(loss, data, name="X"):
+    """``loss.check_data(data)``; for a Dask array, ``check_values`` (chunk by chunk on
+    the workers, the array returned unchanged, not gathered)."""
+    return check_values(loss, data, name) if is_dask_array(data) else loss.check_data(data)
+
+
 def _block_clipped_sum(block, weights, loss, point, clip_norm, scale):
     """sum_i scale w_i clip_C(grad f(point; z_i)) over one chunk, as numpy.
 

@@ -61,9 +61,7 @@ class GradientRelease(ReleaseMechanism):
         n_iter, batch_size, inner_steps, output = self.settings
         loss = est._make_loss()
         init_point = canonical_point(est.space) if est.init_point is None else est.init_point
-        checked = (_dask.check_values(loss, data) if _dask.is_dask_array(data)
-                   else loss.check_data(data))
-        data, preliminary = est._prepare(checked, rng)
+        data, preliminary = est._prepare(_dask.check_records(loss, data), rng)
         start = to_backend(to_numpy(init_point))
         _probe_loss(loss, data, start)
         release = self.plan
