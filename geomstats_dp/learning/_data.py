@@ -2,11 +2,15 @@
 
 import numpy as np
 
+from geomstats_dp._dask import check_dask_array, is_dask_array
 from geomstats_dp._validation import check_finite_array, check_on_space
 
 
-def check_array(X, name, min_ndim=2):
+def check_array(X, name, min_ndim=2, lazy=False):
     """Return ``X`` as a float64 numpy array, checking its type and number of axes only.
+
+    With ``lazy=True`` a Dask array stays one (float64, chunked along the rows;
+    ``_dask.check_dask_array``): its values are not read; otherwise it is gathered.
 
     Raises
     ------
@@ -15,6 +19,8 @@ def check_array(X, name, min_ndim=2):
     ValueError
         Values that are not numbers (e.g. strings), or fewer than ``min_ndim`` axes.
     """
+    if lazy and is_dask_array(X):
+        return check_dask_array(X, name, min_ndim)
     if hasattr(X, "detach"):
         X = X.detach().cpu().numpy()
     raw = np.asarray(X)
@@ -38,8 +44,10 @@ def check_sample_count(n_samples, name, min_samples=2):
         raise ValueError(f"{name} must hold at least {min_samples} points, got {n_samples}")
 
 
-def check_shape(space, X, min_samples=2, name="X"):
+def check_shape(space, X, min_samples=2, name="X", lazy=False):
     """Return ``X`` as float64 numpy [n, *space.shape], checking only its shape.
+
+    ``lazy``: as in ``check_array`` (a Dask array is kept, not gathered).
 
     The shape (and so n, public under replace-one adjacency) is all that calibration
     needs: the values are checked by ``check_values`` once the budget has been checked.
@@ -49,7 +57,7 @@ def check_shape(space, X, min_samples=2, name="X"):
     ValueError
         Wrong shape or fewer than ``min_samples`` points.
     """
-    points = check_array(X, name, min_ndim=1)
+    points = check_array(X, name, min_ndim=1, lazy=lazy)
     shape = tuple(space.shape)
     if points.ndim != len(shape) + 1 or points.shape[1:] != shape:
         raise ValueError(f"{name} must have shape [n_samples, *{shape}], got {points.shape}")

@@ -9,6 +9,7 @@ defaults and the mechanisms they offer on top of it.
 
 
 
+from geomstats_dp._dask import is_dask_array
 from geomstats_dp._validation import (
     check_positive_finite,
     check_positive_int,
@@ -207,7 +208,10 @@ class PrivateERM(PrivateEstimator):
         Parameters
         ----------
         X : array-like, shape=[n_samples, ...]
-            The records (n_samples >= 2).
+            The records (n_samples >= 2). A ``dask.array.Array`` is reduced chunk by
+            chunk on its workers, never gathered (``geomstats_dp._dask``): the workers
+            belong to the data owner and read raw records, only the noisy release leaves
+            the client, and the same events are charged.
         y : array-like, shape=[n_samples, ...], optional
             Targets paired with the rows of X: the loss then receives (x_i, y_i).
         sample_weight : array-like, shape=[n_samples], optional
@@ -229,6 +233,11 @@ class PrivateERM(PrivateEstimator):
         n_public = self.dataset_size if self._poisson else len(data)
         method = self._resolved_method = self._choose_method(n_public)
         mechanism = self._MECHANISMS[method](self, n_public, weights)
+        if is_dask_array(data) and not mechanism.reads_dask:
+            raise TypeError(
+                f"method={method!r} does not read Dask arrays; pass X in memory "
+                "(X.compute()) or a method that does (the Dask page of the docs)"
+            )
         fitted = run_release(mechanism, budget, data, weights, self.random_state,
                              self.secure)
         fitted = self._finish(fitted)
@@ -250,9 +259,14 @@ class PrivateERM(PrivateEstimator):
 
         The values are checked by the loss's ``check_data`` once the budget is checked.
         """
-        data = check_array(X, "X")
+        data = check_array(X, "X", lazy=True)
         check_sample_count(len(data), "X")
         if y is not None:
+            if is_dask_array(data):
+                raise TypeError(
+                    "y is not supported with a Dask array X: pass X and y in memory, or "
+                    "a loss of the rows of X alone with y=None"
+                )
             data = PairedSamples(data, check_array(y, "y", min_ndim=1))
         weights = None
         if sample_weight is not None:

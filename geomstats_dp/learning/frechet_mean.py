@@ -105,7 +105,8 @@ class PrivateFrechetMean(PrivateERM):
         Parameters
         ----------
         X : array-like, shape=[n_samples, *space.shape]
-            Points on the space (n_samples >= 2).
+            Points on the space (n_samples >= 2). A ``dask.array.Array`` is reduced
+            chunk by chunk on its workers, as in ``PrivateERM.fit``.
         y : None
             Ignored.
         sample_weight : array-like, shape=[n_samples], optional
@@ -122,7 +123,7 @@ class PrivateFrechetMean(PrivateERM):
         return SquaredDistanceLoss(self.space, ATOL)
 
     def _check_input(self, X, y, sample_weight):
-        points = check_shape(self.space, X)
+        points = check_shape(self.space, X, lazy=True)
         weights = normalize_sample_weight(sample_weight, len(points))
         self._weighted = bool(weights.max() != weights.min())  # public
         return points, weights if self._weighted else None

@@ -27,6 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._dask import backend_or_dask, numpy_or_dask
 from geomstats_dp._validation import (
     check_finite_array,
     check_positive_finite,
@@ -249,6 +250,8 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         Parameters
         ----------
         X : array-like, shape=[n_samples, n_features]
+            A ``dask.array.Array`` is reduced chunk by chunk on its workers (Analyze
+            Gauss and DP-RGD), as in ``PrivateERM.fit``.
         y : None
             Ignored.
 
@@ -303,7 +306,7 @@ class PrivatePCA(TransformerMixin, PrivateERM):
     # -- the pipeline's hooks ----------------------------------------------------------
 
     def _check_input(self, X, y, sample_weight):
-        data = check_array(X, "X")
+        data = check_array(X, "X", lazy=True)
         if data.ndim != 2:
             raise ValueError(f"X must have shape [n_samples, n_features], got {data.shape}")
         check_sample_count(len(data), "X")
@@ -379,17 +382,19 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         mean = np.zeros(X.shape[1])
         if not self.centered:
             (event,) = self._mean_events(len(X))
-            mean = noisy_mean(bounded_rows(X, self._data_norm), event.noise_std, rng)
+            # computed now (on a Dask array: one pass of the workers), read by every row
+            mean = np.asarray(noisy_mean(bounded_rows(X, self._data_norm), event.noise_std,
+                                         rng))
         return self._rows(X, mean), mean
 
     def _prepare(self, data, rng):
-        rows, mean = self._private_rows(to_numpy(data), rng)
+        rows, mean = self._private_rows(numpy_or_dask(data), rng)
         scale_event = self._preliminary_events(len(rows))[-1]
         trace = noisy_trace(rows, scale_event.noise_std, rng)
         # the steps' scale, floored at twice its noise; the noise ratio's, a lower bound
         self._trace = max(trace, 2 * scale_event.noise_std)
         self._trace_lower = trace - 2 * scale_event.noise_std
-        return to_backend(rows), {"mean_": mean}
+        return backend_or_dask(rows), {"mean_": mean}
 
     def _make_loss(self):
         return PCALoss(self.space, self._data_norm)

@@ -2,6 +2,7 @@
 
 import math
 
+from geomstats_dp._dask import DaskClippedSums, is_dask_array
 from geomstats_dp.optim.clipping import clip_factors
 from geomstats_dp.optim.streams import split_streams as split
 
@@ -20,7 +21,8 @@ class GradientOracle:
     ----------
     loss : PerSampleLoss
     data : array-like, shape=[n, ...]
-        Checked by ``loss.check_data``.
+        Checked by ``loss.check_data``; a Dask array's chunks are summed by its workers
+        (``geomstats_dp._dask``), only the sums reaching this process.
     weights : array-like, shape=[n]
         Backend array of sample weights summing to 1.
     noise_sampler : object
@@ -55,6 +57,7 @@ class GradientOracle:
         self.batch_rng, self.noise_rng = split(rng) if split_streams else (rng, rng)
         self.n_gradient_evaluations = 0
         self.n_noise_draws = 0
+        self._dask_sums = DaskClippedSums(loss, data, weights) if is_dask_array(data) else None
 
     def clipped_sum(self, point, clip_norm, indices=None, scale=1.0):
         """sum_i scale * w_i * clip_C(grad f(point; z_i)) over ``indices`` (all if None).
@@ -70,27 +73,16 @@ class GradientOracle:
         -------
         tangent_vec : array-like, shape=[*space.shape]
         """
+        if self._dask_sums is not None:
+            self.n_gradient_evaluations += (
+                self.n_samples if indices is None else len(indices))
+            return self._dask_sums(point, clip_norm, indices, scale)
         data, weights = self.data, self.weights
         if indices is not None:
             data, weights = data[indices], weights[indices]
-        n_rows = int(data.shape[0])
-        row_bytes = 8 * math.prod(data.shape[1:])
-        chunk = max(1, CHUNK_BYTES // max(row_bytes, 1))
+        self.n_gradient_evaluations += int(data.shape[0])
         sums = self.loss.gradient_sums(point)  # the point's own work, once per query
-        total = None
-        for start in range(0, n_rows, chunk):
-            part = self._clipped_chunk(
-                sums, clip_norm, data[start : start + chunk], weights[start : start + chunk],
-                scale,
-            )
-            total = part if total is None else total + part
-        return total
-
-    def _clipped_chunk(self, sums, clip_norm, data, weights, scale):
-        """sum_i scale w_i clip_C(grad f(point; z_i)) over one chunk of rows."""
-        norms, weighted_sum = sums(data)
-        self.n_gradient_evaluations += int(norms.shape[0])
-        return weighted_sum(scale * weights * clip_factors(norms, clip_norm))
+        return clipped_sum_in_chunks(sums, data, weights, clip_norm, scale)
 
     def add_noise(self, tangent_vec, point, sigma):
         """tangent_vec + xi with xi ~ N_point(0, sigma^2); no draw when sigma == 0."""
@@ -99,3 +91,33 @@ class GradientOracle:
         self.n_noise_draws += 1
         noise = self.noise_sampler.sample(point, n_samples=1, sigma=sigma, random_state=self.noise_rng)
         return tangent_vec + noise
+
+
+def clipped_sum_in_chunks(sums, data, weights, clip_norm, scale=1.0):
+    """sum_i scale w_i clip_C(grad f(point; z_i)), ``CHUNK_BYTES`` of rows at a time.
+
+    Parameters
+    ----------
+    sums : callable
+        ``loss.gradient_sums(point)``.
+    data : array-like, shape=[n, ...]
+    weights : array-like, shape=[n], or float
+        One number: the same weight for every row.
+    clip_norm : float
+    scale : float
+
+    Returns
+    -------
+    tangent_vec : array-like, shape=[*space.shape]
+    """
+    n_rows = int(data.shape[0])
+    row_bytes = 8 * math.prod(data.shape[1:])
+    chunk = max(1, CHUNK_BYTES // max(row_bytes, 1))
+    total = None
+    for start in range(0, n_rows, chunk):
+        norms, weighted_sum = sums(data[start : start + chunk])
+        part_weights = (weights if isinstance(weights, float)
+                        else weights[start : start + chunk])
+        part = weighted_sum(scale * part_weights * clip_factors(norms, clip_norm))
+        total = part if total is None else total + part
+    return total

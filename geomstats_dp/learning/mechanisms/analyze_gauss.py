@@ -7,13 +7,19 @@ The query is the upper triangle (diagonal included) of (1/n) sum z z^T, of L2 se
 sqrt(2) B^2 / n (``_pca_rows.second_moment_sensitivity``); iid Gaussian noise on it,
 mirrored, is one Gaussian release calibrated by ``calibrate_gaussian`` (exact Gaussian-DP
 composition with the other events of the fit).
+
+On a Dask array the row maps, the mean and the second-moment matrix are reductions over
+chunks of rows computed by the workers (``geomstats_dp._dask``: trust model); the noise
+is drawn on the client in the in-memory order, and only the p x p matrix and the mean
+reach it.
 """
 
 import math
 
 import numpy as np
 
-from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp import _dask
+from geomstats_dp._backend import to_backend
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning._pca_rows import (
     noisy_second_moment,
@@ -36,6 +42,8 @@ class AnalyzeGaussRelease(ReleaseMechanism):
     to be noise.
     """
 
+    reads_dask = True
+
     def __init__(self, estimator, n_samples, weights=None):
         super().__init__(estimator, n_samples, weights)
         self.mean_events = tuple(estimator._mean_events(n_samples))
@@ -48,9 +56,13 @@ class AnalyzeGaussRelease(ReleaseMechanism):
     def release(self, data, weights, rng):
         est = self.estimator
         k = est.n_components
-        rows, mean = est._private_rows(to_numpy(data), rng)
+        on_dask = _dask.is_dask_array(data)
+        rows, mean = est._private_rows(_dask.numpy_or_dask(data), rng)
         noise_std = self.matrix_event.noise_std
-        eigenvalues, eigenvectors = np.linalg.eigh(noisy_second_moment(rows, noise_std, rng))
+        matrix = noisy_second_moment(rows, noise_std, rng)
+        if on_dask:  # the noise is drawn; the workers reduce their chunks of rows
+            (matrix,) = _dask.compute(matrix)
+        eigenvalues, eigenvectors = np.linalg.eigh(matrix)
         eigenvalues, eigenvectors = eigenvalues[::-1], eigenvectors[:, ::-1]
         noise = 2 * noise_std * math.sqrt(rows.shape[1])
         signal = eigenvalues[k - 1] - noise

@@ -28,7 +28,15 @@ class ReleaseMechanism:
         The public number of records (the declared size under Poisson sampling).
     weights : numpy.ndarray or None, shape=[n_samples]
         Public normalised sample weights (None: uniform).
+
+    Attributes
+    ----------
+    reads_dask : bool
+        Whether ``release`` reads a Dask array chunk by chunk (``geomstats_dp._dask``);
+        the estimators refuse a Dask array for the others, before the budget.
     """
+
+    reads_dask = False
 
     def __init__(self, estimator, n_samples, weights=None):
         self.estimator = estimator

@@ -6,10 +6,14 @@ gradient is clipped to C in the metric's norm; the noisy queries have L2 sensiti
 al. 2023). Accountant: autodp's exact Gaussian-DP composition (rgd) or amplification by
 sampling (rsgd, rsvrg), through ``learning._gradient_plan``. ``clip_norm="auto"`` adds a
 pure-DP quantile release (``privacy.quantile``) as its own event.
+
+On a Dask array the value checks and every step's clipped sum run on its workers, chunk
+by chunk (``geomstats_dp._dask``: the same query and events; the noise is drawn here).
 """
 
 from tqdm import tqdm
 
+from geomstats_dp import _dask
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning._diagnostics import (
@@ -58,6 +62,8 @@ class GradientRelease(ReleaseMechanism):
     ``_noise_ratio`` (see ``PrivateERM``).
     """
 
+    reads_dask = True
+
     def __init__(self, estimator, n_samples, weights=None):
         super().__init__(estimator, n_samples, weights)
         est = estimator
@@ -77,7 +83,7 @@ class GradientRelease(ReleaseMechanism):
         n_iter, batch_size, inner_steps, output = self.settings
         loss = est._make_loss()
         init_point = est._start_point()
-        data, preliminary = est._prepare(loss.check_data(data), rng)
+        data, preliminary = est._prepare(_dask.check_records(loss, data), rng)
         start = to_backend(to_numpy(init_point))
         probe_loss(loss, data, start)
         release = self.plan

@@ -10,6 +10,8 @@ import warnings
 import numpy as np
 
 from geomstats_dp._backend import to_numpy
+from geomstats_dp._dask import gradient_norms as dask_gradient_norms
+from geomstats_dp._dask import is_dask_array
 from geomstats_dp.learning._diagnostics import user_stacklevel
 from geomstats_dp.optim.dummy import dummy_records
 from geomstats_dp.privacy import PrivacyLeakWarning
@@ -50,6 +52,8 @@ def probe_loss(loss, data, point):
 
 def gradient_norms(loss, data, point):
     """Norms of the per-sample tangent gradients at ``point`` in the metric, shape=[n]."""
+    if is_dask_array(data):
+        return dask_gradient_norms(loss, data, point)
     return to_numpy(loss.space.metric.norm(loss.tangent_gradients(point, data), point))
 
 

@@ -13,6 +13,7 @@ variances, by decreasing variance (post-processing).
 
 import numpy as np
 
+from geomstats_dp import _dask
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning._pca_rows import (
     noisy_projected_moments,
@@ -42,9 +43,11 @@ class PCAGradientRelease(GradientRelease):
         est = self.estimator
         fitted = super().release(data, weights, rng)
         basis = to_numpy(fitted["estimate_"]).reshape(est._n_features, -1)
-        rows = est._rows(to_numpy(data), fitted["mean_"])
+        rows = est._rows(_dask.numpy_or_dask(data), fitted["mean_"])
         moments, residual = noisy_projected_moments(rows, basis,
                                                     self.variance_event.noise_std, rng)
+        if _dask.is_dask_array(rows):  # the noise is drawn; the workers reduce the rows
+            moments, residual = _dask.compute(moments, residual)
         variances, rotation = np.linalg.eigh(moments)
         basis = basis @ rotation[:, ::-1]
         fitted.update(est._explained(variances[::-1], residual))

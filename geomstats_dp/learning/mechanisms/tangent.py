@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from geomstats_dp import _dask
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning._defaults import privacy_horizon
@@ -93,6 +94,7 @@ class TangentSteps(ReleaseMechanism):
 
     method = ""
     localised = False
+    reads_dask = True
 
     def __init__(self, estimator, n_samples, weights=None):
         super().__init__(estimator, n_samples, weights)
@@ -140,7 +142,7 @@ class TangentSteps(ReleaseMechanism):
         est = self.estimator
         NoiseDominatesWarning.warn_if(self.noise_ratio)
         space = est.space
-        data = self.loss.check_data(data)
+        data = _dask.check_records(self.loss, data)
         point = to_backend(to_numpy(est._start_point()))
         probe_loss(self.loss, data, point)
         clip_norm = resolve_clip_norm(est, self.loss, data, point, rng,
