@@ -180,6 +180,8 @@ class PriRFed(PrivateEstimator):
         ``record_failures``, "failed" (those that raised or did not answer in time).
     """
 
+    # a list of agents' datasets: a record-level train/validation split does not apply
+    _searchable = False
     _FITTED = ("estimate_", "budget_", "events_", "guarantee_", "local_epsilon_",
                "local_delta_", "noise_multipliers_", "history_", "clip_norm_",
                "local_method_", "n_rounds_", "n_sampled_", "local_steps_", "output_")

@@ -100,6 +100,11 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                     f"estimator must be an estimator of geomstats_dp with a {name!r} "
                     f"parameter, got {type(self.estimator).__name__}"
                 )
+        if not getattr(self.estimator, "_searchable", True):
+            raise TypeError(
+                f"estimator {type(self.estimator).__name__} cannot be searched: its data "
+                "are not one set of records that a train/validation split applies to"
+            )
         if isinstance(self.runs, str) and self.runs in RUN_LAWS:
             return RUN_LAWS[self.runs]
         if (isinstance(self.runs, (int, float)) and not isinstance(self.runs, bool)

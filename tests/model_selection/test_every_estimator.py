@@ -15,6 +15,7 @@ from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
+from geomstats_dp.federated import PriRFed
 from geomstats_dp.learning import (
     PrivateERM,
     PrivateFrechetMean,
@@ -142,3 +143,13 @@ def test_prirfed_losses_are_half_squared_distances():
     held_out = rng.uniform(-1, 1, (10, 2))
     expected = ((held_out - to_numpy(estimator.estimate_)) ** 2).sum(axis=1) / 2
     np.testing.assert_allclose(record_losses(estimator, held_out), expected, atol=1e-10)
+
+
+def test_a_federated_estimator_is_refused_before_anything_is_read():
+    budget = PrivacyBudget(5.0, 1e-5)
+    search = PrivateGridSearchCV(PriRFed(Euclidean(2), clip_norm=1.0),
+                                 {"n_rounds": [1, 3]}, epsilon=1.0, loss_bound=4.0,
+                                 budget=budget)
+    with pytest.raises(TypeError, match="PriRFed cannot be searched"):
+        search.fit([np.zeros((10, 2)), np.ones((12, 2))])
+    assert budget.events == ()
