@@ -43,9 +43,9 @@ def _check_outputs(notebook):
     refused = re.search(r"refused: .*epsilon=([0-9.]+) at delta=1e-05, beyond the budget "
                         r"epsilon=1.6 .*nothing was charged", shared)
     assert refused and float(refused.group(1)) > 1.6
-    before = re.search(r"after two releases: .*spent ([0-9.]+) in 2 events", shared)
-    after = re.search(r"after the refused release: .*spent ([0-9.]+) in 2 events", shared)
-    assert before and after and before.group(1) == after.group(1)
+    before = re.search(r"after two releases: .*spent ([0-9.]+) in (\d+) events", shared)
+    after = re.search(r"after the refused release: .*spent ([0-9.]+) in (\d+) events", shared)
+    assert before and after and before.groups() == after.groups()  # nothing charged
     assert 1.0 < float(before.group(1)) < 1.6
 
     utility = _cell(notebook, "for epsilon in")
