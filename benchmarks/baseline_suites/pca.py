@@ -35,8 +35,8 @@ from sklearn.feature_extraction.image import extract_patches_2d
 from benchmarks.baselines import EPSILONS, N_SEEDS
 from geomstats_dp.datasets.keel import _keel_directory
 from geomstats_dp.learning import PrivatePCA
-from geomstats_dp.learning.pca import share_epsilon, start_basis
-from geomstats_dp.privacy import calibrate_gaussian
+from geomstats_dp.learning.pca import start_basis
+from geomstats_dp.privacy import calibrate_gaussian, share_epsilon
 
 ESTIMATOR = "PrivatePCA"
 DELTA = 1e-5

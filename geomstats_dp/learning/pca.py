@@ -42,7 +42,7 @@ from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
 from geomstats_dp.learning.mechanisms.pca_gradient import LABEL as VARIANCE_LABEL
 from geomstats_dp.learning.mechanisms.pca_gradient import PCAGradientRelease
 from geomstats_dp.optim import ConstantStep, PerSampleLoss
-from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, gdp_epsilon, gdp_mu
+from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, share_epsilon
 
 # The Rayleigh quotient contracts at the rate of the eigengap, not at the unit rate of
 # d^2 / 2: 6x the Frechet mean's steps (on digits and a spiked model, 4x and 8x were best)
@@ -462,15 +462,6 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         total = top.sum() + max(float(rest), 0.0)
         ratio = top / total if total > 0 else np.zeros_like(top)
         return {"explained_variance_": top, "explained_variance_ratio_": ratio}
-
-
-def share_epsilon(epsilon, delta, share):
-    """Epsilon at ``delta`` of a mu-GDP release with mu^2 = share * gdp_mu(epsilon, delta)^2.
-
-    Gaussian releases whose shares sum to 1 compose (exact Gaussian-DP) to
-    (epsilon, delta).
-    """
-    return gdp_epsilon(math.sqrt(share) * gdp_mu(epsilon, delta), delta)
 
 
 def auto_method(n_features):

@@ -18,7 +18,7 @@ from geomstats_dp.privacy.audit import (
     log_coordinate_statistic,
 )
 from geomstats_dp.privacy.budget import PrivacyBudget, current_budget, resolve_budget
-from geomstats_dp.privacy.calibration import calibrate_gaussian
+from geomstats_dp.privacy.calibration import calibrate_gaussian, share_noise_multipliers
 from geomstats_dp.privacy.default_ledger import (
     UnboundedLedger,
     get_default_budget,
@@ -37,7 +37,12 @@ from geomstats_dp.privacy.federated import (
     prirfed_public_sampling,
     prirfed_theorem_4_2,
 )
-from geomstats_dp.privacy.gaussian_dp import gdp_delta, gdp_epsilon, gdp_mu
+from geomstats_dp.privacy.gaussian_dp import (
+    gdp_delta,
+    gdp_epsilon,
+    gdp_mu,
+    share_epsilon,
+)
 from geomstats_dp.privacy.pld import pld_epsilon
 from geomstats_dp.privacy.svrg import (
     SVRGCalibration,
@@ -70,6 +75,8 @@ __all__ = [
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu",
+    "share_epsilon",
+    "share_noise_multipliers",
     "get_default_budget",
     "log_coordinate_statistic",
     "optimal_composition_epsilon",

@@ -98,3 +98,18 @@ def _calibrate_gaussian(epsilon, delta, n_steps, sampling_rate, sampling, adjace
     factor = 2.0 if sampling == "without_replacement" else 1.0
     initial = factor / math.sqrt(math.log1p(mu**2 / (sampling_rate**2 * n_steps)))
     return smallest_noise(events_of, epsilon, delta, initial)
+
+
+def share_noise_multipliers(epsilon, delta, shares):
+    """Noise multipliers z / sqrt(share_k) of single Gaussian releases splitting mu^2.
+
+    z is the multiplier of one (epsilon, delta)-DP Gaussian release; releases with shares
+    summing to 1 compose exactly (1 / z^2 = sum_k share_k / z^2) to (epsilon, delta).
+
+    Returns
+    -------
+    multipliers : tuple of float
+    """
+    z = calibrate_gaussian(epsilon, delta, 1)
+    return tuple(float(z / math.sqrt(share)) for share in shares)
+

@@ -96,3 +96,13 @@ def gdp_mu(epsilon, delta):
     while gdp_delta(epsilon, mu) > delta:  # step to the feasible side of the root
         mu *= 1 - 1e-12
     return mu
+
+
+def share_epsilon(epsilon, delta, share):
+    """Epsilon at ``delta`` of a mu-GDP release with mu^2 = share * gdp_mu(epsilon, delta)^2.
+
+    Gaussian releases whose shares sum to 1 compose (exact Gaussian-DP) to
+    (epsilon, delta).
+    """
+    return gdp_epsilon(math.sqrt(share) * gdp_mu(epsilon, delta), delta)
+

@@ -48,7 +48,7 @@ from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.optim.strategies import weight_factor
 from geomstats_dp.optim.weights import normalize_sample_weight
-from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian
+from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
 from geomstats_dp.privacy.quantile import private_quantile, quantile_event
 
 LOCALISE_FACTOR = 1.25  # C2 = min(C, factor x the released quantile)
@@ -111,8 +111,7 @@ class TangentSteps(ReleaseMechanism):
                 f"{type(est).__name__} two_stage: localisation radius"),)
             epsilon -= est.epsilon * LOCALISE_EPSILON_FRACTION
         count = self.n_steps(n_samples, est.epsilon, est.delta)
-        z = calibrate_gaussian(epsilon, est.delta, 1)
-        self.multipliers = tuple(float(z / math.sqrt(share)) for share in step_shares(count))
+        self.multipliers = share_noise_multipliers(epsilon, est.delta, step_shares(count))
         # public: the last step's noise over its clip radius does not depend on C
         last_sigma = self.multipliers[-1] * 2 * self.factor / n_samples
         self.noise_ratio = noise_ratio(np.ones(1), (last_sigma,), self.dim, 1.0, "last")

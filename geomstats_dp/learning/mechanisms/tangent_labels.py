@@ -17,7 +17,6 @@ Every prediction made from the released coordinates is post-processing: the cost
 grow with the number of predictions.
 """
 
-import math
 
 import geomstats.backend as gs
 
@@ -25,7 +24,7 @@ from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.optim import canonical_point, clip_tangent_vectors
-from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian
+from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
 
 BASE_SHARE = 0.1  # share of mu^2 spent on a private base point
 
@@ -49,18 +48,19 @@ class TangentLabelRelease(ReleaseMechanism):
         self.public_base = estimator.base_point is not None
         self.start = to_backend(to_numpy(
             estimator.base_point if self.public_base else canonical_point(space)))
-        multiplier = calibrate_gaussian(estimator.epsilon, estimator.delta, 1)
-        share = 0.0 if self.public_base else BASE_SHARE
-        self.noise_multiplier = multiplier / math.sqrt(1 - share)
-        self.sigma = self.noise_multiplier * 2 * self.clip_norm
+        epsilon, delta = estimator.epsilon, estimator.delta
         self.base_events = ()
-        if not self.public_base:
-            base_multiplier = multiplier / math.sqrt(share)
+        if self.public_base:
+            (self.noise_multiplier,) = share_noise_multipliers(epsilon, delta, (1.0,))
+        else:
+            base_multiplier, self.noise_multiplier = share_noise_multipliers(
+                epsilon, delta, (BASE_SHARE, 1 - BASE_SHARE))
             self.base_sigma = base_multiplier * 2 * self.clip_norm / n_samples
             self.base_events = (GaussianEvent(
                 base_multiplier, sensitivity=2 * self.clip_norm / n_samples,
                 noise_std=self.base_sigma,
                 label="PrivateStructuredPrediction: base point (tangent mean)"),)
+        self.sigma = self.noise_multiplier * 2 * self.clip_norm
         self.sampler = TangentGaussian(space)
 
     def events(self):
