@@ -40,10 +40,19 @@ ATOL = 1e-6  # tolerance of the check that targets lie on the space
 ROW_REGULARIZATION = 1e-3  # gamma of the per-row releases, floor of the label release's
 
 
+def squared_distances(A, B):
+    """|a - b|^2 for every row a of A and b of B, shape=[len(A), len(B)]."""
+    return ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+
+
 def rbf_kernel(A, B, bandwidth):
     """exp(-|a - b|^2 / (2 h^2)) for every row a of A and b of B, shape=[len(A), len(B)]."""
-    squared = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
-    return np.exp(-squared / (2 * bandwidth**2))
+    return np.exp(-squared_distances(A, B) / (2 * bandwidth**2))
+
+
+def regularized_gram(features, bandwidth, regularization):
+    """K + gamma I of the RBF kernel on ``features``, shape=[n, n]."""
+    return rbf_kernel(features, features, bandwidth) + regularization * np.eye(len(features))
 
 
 def median_bandwidth(features, max_rows=1000):
@@ -55,7 +64,7 @@ def median_bandwidth(features, max_rows=1000):
         > 0 (1.0 when every row is the same).
     """
     rows = features[:max_rows]
-    distances = np.sqrt(((rows[:, None, :] - rows[None, :, :]) ** 2).sum(-1))
+    distances = np.sqrt(squared_distances(rows, rows))
     positive = distances[np.triu_indices(len(rows), 1)]
     positive = positive[positive > 0]
     return float(np.median(positive)) if positive.size else 1.0
@@ -77,7 +86,7 @@ def kernel_weights(X_train, X_new, bandwidth, regularization):
     -------
     alpha : numpy.ndarray, shape=[k, n]
     """
-    gram = rbf_kernel(X_train, X_train, bandwidth) + regularization * np.eye(len(X_train))
+    gram = regularized_gram(X_train, bandwidth, regularization)
     return np.linalg.solve(gram, rbf_kernel(X_train, X_new, bandwidth)).T
 
 
@@ -102,7 +111,7 @@ def kernel_ridge_coefficients(features, values, bandwidth, regularization):
     """
     rows = values.reshape(len(values), -1)
     mean = rows.sum(axis=0) / (len(rows) + regularization)
-    gram = rbf_kernel(features, features, bandwidth) + regularization * np.eye(len(rows))
+    gram = regularized_gram(features, bandwidth, regularization)
     return np.linalg.solve(gram, rows - mean), mean
 
 
