@@ -9,6 +9,7 @@ with the other, and keeps its fastest run.
 import os
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import geomstats.backend as gs
 import numpy as np
@@ -29,7 +30,7 @@ class Entry:
     make: object  # quick: bool -> (private_fit, baseline_fit)
 
 
-def _frechet_mean(quick):
+def _frechet_mean(quick, method):
     from geomstats.geometry.spd_matrices import SPDMatrices
     from geomstats.learning.frechet_mean import FrechetMean
 
@@ -40,7 +41,7 @@ def _frechet_mean(quick):
     points = space.random_point(200 if quick else 2000)
 
     def private():
-        PrivateFrechetMean(space, epsilon=1.0, delta=1e-5, method="rgd", clip_norm=3.0,
+        PrivateFrechetMean(space, epsilon=1.0, delta=1e-5, method=method, clip_norm=3.0,
                            random_state=0).fit(points)
 
     def baseline():
@@ -200,7 +201,9 @@ def _prirfed(quick):
 
 ENTRIES = [
     Entry("PrivateFrechetMean (rgd)", "geomstats FrechetMean", "SPD(8), 2000 points",
-          _frechet_mean),
+          partial(_frechet_mean, method="rgd")),
+    Entry("PrivateFrechetMean (default: auto, here two_stage)", "geomstats FrechetMean",
+          "SPD(8), 2000 points", partial(_frechet_mean, method="auto")),
     Entry("PrivatePCA (k=1)", "numpy eigh of the covariance", "5000 x 50 rows", _pca),
     Entry("PrivateERM (callable loss, rgd)", "the same 10 steps without noise (minimize)",
           "S^2, 2000 records, closed-form gradient", _erm),

@@ -2,12 +2,15 @@
 
 ``python -m benchmarks private_search``. The clip-norm study (``benchmarks/clipping.py``)
 chose C by looking at the private data. Here, on the EMG covariances (3,898 SPD(8)
-matrices, affine-invariant metric, DP-RGD, delta = 1e-5), at the same total epsilon:
+matrices, affine-invariant metric, DP-RGD forced with ``method="rgd"``, since the grid's
+step size is a DP-RGD setting; delta = 1e-5), at the same total epsilon:
 
 * "hand-tuned": the candidate of the grid (clip norm x step size) with the smallest mean
   distance to the exact Frechet mean over the seeds, fitted at the whole epsilon: the best
   choice in hindsight, which reads the data and is not private;
 * "default": a public guess, C = 1 with the estimator's default step;
+* "library default": ``PrivateFrechetMean(clip_norm=1.0)`` as a user writes it, whose
+  ``method="auto"`` picks the localised two-stage release here (not DP-RGD);
 * "auto": ``clip_norm="auto"`` (a private median of the distances to the start);
 * "search": ``PrivateGridSearchCV`` over the same grid, one SelectionEvent on a 75% / 25%
   split, refit on all data with what is left (``refit_fraction`` = 0.5), score: the clipped
@@ -39,7 +42,8 @@ GRID = {"clip_norm": [0.5, 1.0, 2.0, 4.0, 8.0], "step_size": [None, 0.1]}
 SEARCHES = {  # method -> (law of K, E[K] in multiples of the number of candidates)
     "search": ("poisson", 2), "search, logarithmic m": ("logarithmic", 1),
 }
-METHODS = ("hand-tuned", "default", "auto", *SEARCHES)
+METHODS = ("hand-tuned", "default", "auto", *SEARCHES, "library default")
+METHOD = "rgd"  # the grid tunes DP-RGD; "library default" rows use method="auto"
 LOSS_BOUND = 8.0
 N_SEEDS = 6
 
@@ -73,6 +77,7 @@ def run_epsilon(space, points, mean, epsilon, grid, n_seeds):
     def row(method, seed, estimator, **extra):
         nan = float("nan")
         rows.append({"epsilon": epsilon, "method": method, "seed": seed,
+                     "method_": estimator.__dict__.get("method_", "none"),
                      "clip_norm": estimator.clip_norm, "step_size": estimator.step_size,
                      "distance": _distance(space, estimator, mean), "run_epsilon": nan,
                      "refit_epsilon": nan, "spent_epsilon": nan, **extra})
@@ -80,16 +85,17 @@ def run_epsilon(space, points, mean, epsilon, grid, n_seeds):
     for seed in range(n_seeds):
         for params in _candidates(grid):
             estimator = PrivateFrechetMean(space, epsilon=epsilon, delta=DELTA,
-                                           random_state=seed, **params)
+                                           method=METHOD, random_state=seed, **params)
             row("candidate", seed, _fit(estimator, points))
-        for method, clip_norm in (("default", 1.0), ("auto", "auto")):
+        for method, clip_norm, run in (("default", 1.0, METHOD), ("auto", "auto", METHOD),
+                                       ("library default", 1.0, "auto")):
             estimator = PrivateFrechetMean(space, epsilon=epsilon, delta=DELTA,
-                                           clip_norm=clip_norm, random_state=seed)
+                                           method=run, clip_norm=clip_norm, random_state=seed)
             row(method, seed, _fit(estimator, points))
         for method, (law, factor) in SEARCHES.items():
             budget = PrivacyBudget(epsilon, DELTA)
             search = PrivateGridSearchCV(
-                PrivateFrechetMean(space), grid, epsilon=epsilon, delta=DELTA,
+                PrivateFrechetMean(space, method=METHOD), grid, epsilon=epsilon, delta=DELTA,
                 loss_bound=LOSS_BOUND, runs=law,
                 mean_runs=factor * len(_candidates(grid)), budget=budget, random_state=seed,
             )
