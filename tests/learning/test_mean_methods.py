@@ -232,7 +232,7 @@ def test_auto_takes_laplace_with_a_small_public_ball_in_low_dimension():
     assert weighted.method_ != "laplace"  # the Laplace release takes uniform weights only
     sphere = Hypersphere(40)
     directions = np.eye(41)[:1] + 0.0 * np.zeros((200, 41))
-    high = PrivateFrechetMean(sphere, epsilon=1.0, clip_norm=1.0, radius=1.0,
+    high = PrivateFrechetMean(sphere, epsilon=1.0, clip_norm=1.0, radius=0.5,
                               center=np.eye(41)[0], random_state=19).fit(directions)
     assert high.method_ != "laplace"  # sqrt(d) more noise than the Gaussian release
 

@@ -70,8 +70,8 @@ def _laplace_mean():
     center = np.array([0.0, 0.0, 1.0])  # the public centre of the data's ball
     X = space.metric.exp(to_backend(0.3 * np.random.default_rng(4).uniform(
         -1, 1, (60, 2)) @ np.eye(2, 3)), to_backend(center))
-    estimator = PrivateFrechetMean(space, method="laplace", center=center, radius=0.6)
-    return estimator, {"radius": [0.5, 0.7]}, (X,), 2.0
+    estimator = PrivateFrechetMean(space, method="laplace", center=center, radius=0.5)
+    return estimator, {"radius": [0.45, 0.5]}, (X,), 2.0  # the Laplace solver: r < pi / 6
 
 
 CASES = {"pca": _pca, "matrix_completion": _matrix_completion,

@@ -57,17 +57,16 @@ def laplace_noise_ratio(space, n_samples, epsilon, delta, radius, center):
     sqrt(d) z 2 r / n, both for data in the public ball B(center, r); None when the
     Laplace law has no exact sampler or does not exist at this scale (public)."""
     from geomstats_dp.distributions import RiemannianLaplace
-    from geomstats_dp.distributions.laplace import (
-        frechet_mean_sensitivity,
-        laplace_scale,
-    )
+    from geomstats_dp.distributions.laplace import laplace_scale
+    from geomstats_dp.distributions.laplace.mean_solver import released_mean_sensitivity
     from geomstats_dp.distributions.laplace.riemannian_laplace import MAX_EXACT_SPD_SIZE
     from geomstats_dp.distributions.laplace.sensitivity import locally_bounded
 
     if locally_bounded(space):  # Bures-Wasserstein: a restricted law, sampled by MCMC
         return None
-    try:  # radius beyond Reimherr et al.'s Assumption 1, or a scale with no law
-        sensitivity = frechet_mean_sensitivity(space, radius, n_samples, center)
+    try:  # radius beyond Reimherr et al.'s Assumption 1 or the mean solver's proof, or a
+        # scale with no law
+        sensitivity, _ = released_mean_sensitivity(space, radius, n_samples, center)
         scale = laplace_scale(sensitivity, epsilon, space)
         law = RiemannianLaplace(space, center, scale)
     except ValueError:

@@ -1,10 +1,21 @@
 """The Riemannian Laplace mechanism for the Frechet mean (Reimherr et al., 2021).
 
-Adjacency: replace-one, the data confined to the public ball B_r(m0). Sensitivity of the
-Frechet mean: Delta = 2 r (2 - h) / (n h) (Theorem 2). Release: one draw of the Riemannian
-Laplace law centred at the exact Frechet mean with scale Delta / epsilon (2 Delta / epsilon
-where the normalising constant depends on the footpoint). Accountant: a pure epsilon-DP
-event (``PureEvent``) in the ledger.
+Adjacency: replace-one, over any points of the space: each record is first moved onto the
+public ball B_r(m0) (``project_onto_ball``, a per-record map of public settings, applied
+silently), so every dataset becomes one inside the ball and neighbours stay neighbours.
+Release: one draw of the Riemannian Laplace law centred at x_K, the Frechet mean of the
+projected records computed by a PUBLIC number K of gradient steps that provably reach a
+public tolerance tol (``laplace.mean_solver``: no stopping rule, no convergence error).
+Sensitivity: Delta + 2 tol, Delta = 2 r (2 - h) / (n h) (Theorem 2) and
+tol = 1e-4 Delta (``laplace.mean_solver.released_mean_sensitivity``). Scale
+(Delta + 2 tol) / epsilon (twice that where the normalising constant depends on the
+footpoint). Accountant: a pure epsilon-DP event (``PureEvent``) in the ledger.
+
+Nothing else observable depends on the data: no warning for projected records, no
+exception from the solver; the sampler never gives up. Geometries and radii outside the
+solver's proof (curvature of both signs; on positively curved spaces 3r must stay below
+pi / (2 sqrt(kappa_max)), e.g. r < pi / 6 on the unit sphere) are refused before the budget
+is checked.
 
 On SPD matrices with the Bures-Wasserstein metric (the Wasserstein barycenter of centred
 Gaussians), whose curvature is bounded only away from singular matrices, the curvature
@@ -20,47 +31,59 @@ epsilon-DP only up to its unproven mixing. The release never gives up sampling (
 acceptance rate depends on the mean).
 """
 
-import warnings
-
 import numpy as np
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp._validation import check_positive_finite
 from geomstats_dp.distributions import RiemannianLaplace
-from geomstats_dp.distributions.laplace import frechet_mean_sensitivity, laplace_scale
+from geomstats_dp.distributions.laplace import laplace_scale
+from geomstats_dp.distributions.laplace.mean_solver import released_mean_sensitivity
 from geomstats_dp.distributions.laplace.rejection import LowAcceptanceError
 from geomstats_dp.distributions.laplace.sensitivity import locally_bounded
 from geomstats_dp.learning._data import check_values
-from geomstats_dp.learning._diagnostics import user_stacklevel
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
-from geomstats_dp.learning.reference import exact_frechet_mean
-from geomstats_dp.privacy import PrivacyLeakWarning, PureEvent
+from geomstats_dp.privacy import PureEvent
 
 INSIDE = 1 - 1e-9  # projected points land just inside the open ball
 PILOT_DRAWS, PILOT_SEED = 20, 0  # the public feasibility check of the exact sampler
 
 
 def project_onto_ball(space, points, center, radius):
-    """Move the points farther than ``radius`` from ``center`` onto the ball's boundary.
+    """Move each point at distance >= ``radius`` from ``center`` just inside the ball.
 
-    A per-record map: replacing one record still changes one record, so the guarantee
-    for data in the ball covers any data after projection.
+    A per-record map of public settings: replacing one record still changes one record,
+    so the guarantee for data in the ball covers any data after projection. A point goes
+    to Exp_center(radius (1 - 1e-9) v / |v|), v = Log_center(point), along its geodesic
+    from the center; where v is not finite or vanishes (e.g. the antipode of the center on
+    the sphere) it goes to the center.
+
+    Parameters
+    ----------
+    space : Manifold
+    points : numpy.ndarray, shape=[n_samples, *space.shape]
+    center : array-like, shape=[*space.shape]
+    radius : float
 
     Returns
     -------
-    points : numpy.ndarray, shape=[n, *space.shape]
-    n_projected : int
+    points : numpy.ndarray, shape=[n_samples, *space.shape]
+        Every point in the open ball B_radius(center).
     """
     center = to_backend(center)
     distances = to_numpy(space.metric.dist(to_backend(points), center))
-    outside = distances >= radius * INSIDE
+    outside = ~(distances < radius * INSIDE)
     if not outside.any():
-        return points, 0
+        return points
     logs = space.metric.log(to_backend(points[outside]), center)
-    shrink = (radius * INSIDE / distances[outside]).reshape((-1,) + (1,) * len(space.shape))
+    norms = to_numpy(space.metric.norm(logs, center))
+    usable = np.isfinite(norms) & (norms > 0)
+    scale = np.where(usable, radius * INSIDE / np.where(usable, norms, 1.0), 0.0)
+    logs = to_numpy(logs)
+    logs[~np.isfinite(logs)] = 0.0
+    shrink = scale.reshape((-1,) + (1,) * len(space.shape))
     projected = points.copy()
-    projected[outside] = to_numpy(space.metric.exp(logs * to_backend(shrink), center))
-    return projected, int(outside.sum())
+    projected[outside] = to_numpy(space.metric.exp(to_backend(logs * shrink), center))
+    return projected
 
 
 def check_exact_sampler(space, center, scale, ball):
@@ -113,8 +136,8 @@ class LaplaceRelease(ReleaseMechanism):
         if weights is not None and np.ptp(weights) > 0:
             raise ValueError("sample_weight is not supported with method='laplace'")
         self.center = to_backend(estimator.center)
-        self.sensitivity = frechet_mean_sensitivity(space, self.radius, n_samples,
-                                                    self.center)
+        self.sensitivity, self.solver = released_mean_sensitivity(
+            space, self.radius, n_samples, self.center)
         # Bures-Wasserstein: curvature bounded on the ball only, so the law is restricted
         # to it, and a truncated law needs 2 Delta / eps
         self.ball = ({"radius": self.radius, "center": self.center}
@@ -132,15 +155,8 @@ class LaplaceRelease(ReleaseMechanism):
     def release(self, points, weights, rng):
         space = self.estimator.space
         check_values(space, points, 1e-6)
-        points, n_projected = project_onto_ball(space, points, self.center, self.radius)
-        if n_projected:
-            warnings.warn(
-                "some points lie outside the ball B(center, radius) and were projected onto "
-                "it; this warning depends on the data and is not covered by the budget",
-                PrivacyLeakWarning,
-                stacklevel=user_stacklevel(),
-            )
-        mean = exact_frechet_mean(space, to_backend(points))
+        points = project_onto_ball(space, points, self.center, self.radius)
+        mean = self.solver.solve(space, to_backend(points), self.center)
         law = RiemannianLaplace(space, mean, self.scale, method="exact", **self.ball)
         release = law.sample(random_state=rng, give_up=False)
         multiplier = self.scale / self.sensitivity
