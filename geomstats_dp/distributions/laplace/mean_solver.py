@@ -23,7 +23,8 @@ within r of it.
   eta = 1. Let d_k = d(x_k, x*) (d_0 < r); the records lie within rho of the geodesic from
   x_k to x*, where F is mu-strongly convex: <g, Log_(x_k) x*> <= F* - F(x_k) - mu d_k^2 / 2
   (g = grad F(x_k)). F is 1-smooth (d^2 / 2 is 1-semiconcave under curvature >= 0):
-  |g|^2 <= 2 (F(x_k) - F*). Toponogov's comparison (curvature >= 0) in the triangle
+  |g|^2 <= 2 (F(x_k) - F*). Toponogov's comparison (curvature >= 0; Zhang and Sra 2016,
+  Lemma 5 with zeta = 1) in the triangle
   (x_k, x_(k+1), x*): d_(k+1)^2 <= d_k^2 + |g|^2 + 2 <g, Log_(x_k) x*> <= (1 - mu) d_k^2.
   Needs 4r < inj (the ball B_2r(m0) is convex) and 3r < pi / (2 sqrt(kappa_max)).
 - kappa_max <= 0 < -kappa_min (hyperbolic space, SPD affine-invariant: Hadamard
