@@ -12,8 +12,8 @@ from geomstats_dp.distributions.laplace import (
     RiemannianLaplace,
     ball_geometry,
     frechet_mean_sensitivity,
+    riemannian_laplace,
 )
-from geomstats_dp.distributions.laplace import riemannian_laplace
 from geomstats_dp.distributions.laplace.bures_wasserstein import sqrt_chart_volume
 from geomstats_dp.distributions.laplace.mean_solver import TOL_FRACTION
 from geomstats_dp.learning import PrivateFrechetMean

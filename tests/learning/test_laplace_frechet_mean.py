@@ -13,7 +13,6 @@ from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import RiemannianLaplace
-from geomstats_dp.distributions.laplace import frechet_mean_sensitivity
 from geomstats_dp.distributions.laplace.mean_solver import TOL_FRACTION
 from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.learning.mechanisms.laplace import project_onto_ball

@@ -151,13 +151,8 @@ def plan_mean_solver(space, radius, tol, center=None):
 def released_mean_sensitivity(space, radius, n_samples, center=None):
     """Sensitivity of the fixed-iteration mean, and its solver: Delta + 2 tol.
 
-    Parameters
-    ----------
-    space : Manifold
-    radius : float
-        r: the records lie in the open ball B_r(center).
-    n_samples : int
-    center : array-like, shape=[*space.shape], optional
+    ``space``, ``radius`` and ``center`` as in ``plan_mean_solver``; ``n_samples`` the
+    public number of records n.
 
     Returns
     -------
