@@ -10,6 +10,7 @@ from geomstats.geometry.euclidean import Euclidean
 from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
+from geomstats.geometry.stiefel import Stiefel
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import RiemannianLaplace
@@ -166,3 +167,18 @@ def test_a_record_that_slows_the_mean_solver_changes_nothing_public(method):
     found = _public_outputs(make, to_backend(SLOW_RECORDS))
     assert found[1]["method_"] == "'laplace'"
     assert found == _public_outputs(make, to_backend(calm))
+
+
+def test_auto_with_a_ball_on_a_space_without_curvature_bounds_takes_a_gaussian_method():
+    """Stiefel: no sensitivity bound for Laplace, so "auto" picks a Gaussian release."""
+    space = Stiefel(4, 2)
+    center = np.eye(4)[:, :2]
+    rng = np.random.default_rng(shifted(9))
+    tangents = space.to_tangent(to_backend(0.1 * rng.standard_normal((50, 4, 2))),
+                                to_backend(center))
+    points = space.metric.exp(tangents, to_backend(center))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the Gaussian release's noise diagnostics
+        estimator = PrivateFrechetMean(space, epsilon=1.0, clip_norm=0.5, radius=0.3,
+                                       center=center, random_state=shifted(10)).fit(points)
+    assert estimator.method_ != "laplace"

@@ -69,7 +69,7 @@ def laplace_noise_ratio(space, n_samples, epsilon, delta, radius, center):
         sensitivity, _ = released_mean_sensitivity(space, radius, n_samples, center)
         scale = laplace_scale(sensitivity, epsilon, space)
         law = RiemannianLaplace(space, center, scale)
-    except ValueError:
+    except (ValueError, NotImplementedError):  # NotImplementedError: no curvature bounds
         return None
     family = law.geometry.family
     if family == "generic" or (family == "spd_affine" and space.n > MAX_EXACT_SPD_SIZE):
