@@ -2,7 +2,7 @@
 
     geomstats-dp demo [--epsilon 1 --delta 1e-5 --output DIR]
     geomstats-dp frechet-mean points.npy --space spd --epsilon 1 --clip-norm 5
-    geomstats-dp frechet-mean points.npy --space sphere --method laplace --radius 1 \
+    geomstats-dp frechet-mean points.npy --space sphere --method laplace --radius 0.5 \
         --center center.npy
     geomstats-dp account --epsilon 1 --delta 1e-5 --n-steps 100 [--sampling-rate 0.01]
 
