@@ -50,7 +50,7 @@ adjacency keeps them). The rule, for the squared distance loss (a federated Frec
   and C^2 / (C^2 + d sigma_i^2) (minimax linear for an agent's mean of norm <= C)
   0.47 / 3.62 / 0.83, each applied per agent. On the sphere any shrinkage towards the
   start adds to the tangent mean's own shortfall (positive curvature: the noiseless
-  one-shot average stops 0.28 short there), so a finite injectivity radius keeps
+  one-shot average stops 0.27 short there), so a finite injectivity radius keeps
   ``"average"``. With more rounds ``"average"`` removes the noise already: shrinking
   every round's step by this factor raised the error from 0.44 to 0.50 (EMG, epsilon 1)
   and from 0.063 to 0.079 (optdigits, epsilon 1), 5 seeds.
