@@ -35,7 +35,7 @@ adjacency keeps them). The rule, for the squared distance loss (a federated Frec
   moved: with T = 1 the run is one-shot private averaging itself;
 - ``output="shrunk"`` instead, when T = 1 and the injectivity radius at the start is
   infinite (SPD matrices with the affine-invariant metric, hyperbolic and Euclidean
-  spaces): the one round's step from the start, Log_x0(x_1) = m + e with public noise
+  spaces; as above, also where geomstats does not implement it): the one round's step from the start, Log_x0(x_1) = m + e with public noise
   norm nu (``RunSpec.round_noise``), shrunk by max(0, 1 - nu^2 / |Log_x0(x_1)|^2)
   (``aggregation.shrink_step``; post-processing). T = 1 is chosen where the noise
   dominates the agents' clipped means, so the step is mostly noise; the factor reads the
