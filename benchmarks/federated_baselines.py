@@ -14,8 +14,8 @@ Datasets (the agents are the natural groups, so their data differ):
   spectral bands as the 4 x 4 covariance of its 9 pixels plus the identity (one grey
   level squared: windows of one colour stay SPD), SPD(4) affine-invariant; 6 agents =
   the 6 land-cover classes (626-1,533 records).
-- ``optdigits``: KEEL's optdigits, each 62-pixel digit scaled to the unit sphere S^61
-  (the direction of its ink), 10 agents = the 10 digits (about 560 each).
+- ``optdigits``: KEEL's optdigits (raw files), each 64-pixel digit scaled to the unit
+  sphere S^63 (the direction of its ink), 10 agents = the 10 digits (about 560 each).
 - ``synthetic_spd2_n1100`` and ``synthetic_spd2_n120`` (synthetic): 10 agents of about
   1,100 (C = 7) or 120 (C = 3) records on SPD(2), each around its own centre
   (``synthetic_spd2``), the setting of the federated-defaults issue.
@@ -27,7 +27,8 @@ diameter of the non-negative orthant of the sphere). Methods:
 
 - "default": ``PriRFed(space, epsilon=..., clip_norm=C)``, all else default;
 - "one_shot_average": each agent releases its noisy clipped tangent mean at the start
-  once, the server averages (``local_method="tangent_mean", n_rounds=1, n_sampled=N``);
+  once, the server averages (``local_method="tangent_mean", n_rounds=1, n_sampled=N,
+  output="last"``: without the defaults' shrinkage);
 - "previous_defaults": the defaults before this rule (T = 20, s = 1, K = 10 DP-RSGD
   steps, the "public_sampling" accountant, last round);
 - "one_shot_noiseless": one-shot averaging without noise (epsilon = inf), the bias floor
@@ -57,7 +58,7 @@ DELTA = 1e-5
 METHODS = {
     "default": lambda n_agents: {},
     "one_shot_average": lambda n_agents: {"local_method": "tangent_mean", "n_rounds": 1,
-                                          "n_sampled": n_agents},
+                                          "n_sampled": n_agents, "output": "last"},
     "previous_defaults": lambda n_agents: {"n_rounds": 20, "n_sampled": 1, "local_steps": 10,
                                            "local_method": "rsgd", "output": "last",
                                            "accountant": "public_sampling"},
@@ -95,14 +96,15 @@ def satimage():
 
 
 def optdigits():
-    """10 agents: the digits; a record is its pixels' direction on S^61."""
+    """10 agents: the digits; a record is its pixels' direction on S^63."""
     from geomstats.geometry.hypersphere import Hypersphere
 
     from geomstats_dp.datasets import load_keel
 
     X, y = load_keel("optdigits")
     directions = X / np.linalg.norm(X, axis=1, keepdims=True)
-    return Hypersphere(61), [directions[y == c] for c in np.unique(y)], math.pi / 2
+    return (Hypersphere(X.shape[1] - 1), [directions[y == c] for c in np.unique(y)],
+            math.pi / 2)
 
 
 def synthetic_spd2(size, clip_norm, n_agents=10, seed=0):

@@ -1,49 +1,14 @@
-"""Server-side aggregation of PriRFed: the tangent mean and the weighted Karcher mean.
+"""Server-side aggregation of PriRFed: the tangent mean, the weighted Karcher mean
+(``optim.karcher``) and the shrinkage of a noisy step.
 
-Both are post-processing of the agents' (already private) replies.
+All are post-processing of the agents' (already private) replies and of public noise.
 """
 
 import geomstats.backend as gs
 
-from geomstats_dp._validation import check_positive_int
+from geomstats_dp.optim.karcher import karcher_mean, tangent_mean
 
 AGGREGATIONS = ("tangent_mean", "karcher_mean")
-
-
-def tangent_mean(space, points, weights, base_point):
-    """Exp_x(sum_i w_i Log_x(x_i)): Huang et al. (2024), eq. (3.2), at the broadcast point x.
-
-    Parameters
-    ----------
-    space : Manifold
-    points : array-like, shape=[k, *space.shape]
-        The agents' replies.
-    weights : array-like, shape=[k]
-        Non-negative, summing to 1.
-    base_point : array-like, shape=[*space.shape]
-
-    Returns
-    -------
-    point : array-like, shape=[*space.shape]
-    """
-    logs = space.metric.log(points, base_point)
-    weights = gs.cast(gs.array(weights), logs.dtype)
-    shape = (-1,) + (1,) * (logs.ndim - 1)
-    direction = gs.sum(gs.reshape(weights, shape) * logs, axis=0)
-    return space.metric.exp(direction, base_point)
-
-
-def karcher_mean(space, points, weights, base_point, n_iter=20):
-    """Weighted Karcher mean by ``n_iter`` tangent-mean steps started at ``base_point``.
-
-    A fixed number of iterations (no data-dependent stopping; the replies are private
-    already, so this is only a matter of cost).
-    """
-    n_iter = check_positive_int(n_iter, "n_iter")
-    point = base_point
-    for _ in range(n_iter):
-        point = tangent_mean(space, points, weights, point)
-    return point
 
 
 def aggregate(space, points, weights, base_point, method="tangent_mean"):
@@ -53,3 +18,33 @@ def aggregate(space, points, weights, base_point, method="tangent_mean"):
     if method == "karcher_mean":
         return karcher_mean(space, points, weights, base_point)
     raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {method!r}")
+
+
+def shrink_step(space, point, base_point, noise_norm):
+    """Exp_x(s v), v = Log_x(p), s = max(0, |v|^2 - nu^2) / |v|^2: a noisy step shrunk.
+
+    If v = m + e with e the release's noise, E|e|^2 = nu^2 (public), the factor that
+    minimises E|s v - m|^2 is |m|^2 / (|m|^2 + nu^2); s plugs in the unbiased estimate
+    |v|^2 - nu^2 of |m|^2, floored at 0: positive-part shrinkage of the James-Stein type
+    (James & Stein 1961) towards x, with the constant d (the flat-space risk of the
+    noisy step is lowered for every m when d >= 5). A function of the released point
+    and the public noise only (post-processing).
+
+    Parameters
+    ----------
+    space : Manifold
+    point : array-like, shape=[*space.shape]
+        The noisy release p.
+    base_point : array-like, shape=[*space.shape]
+        x, the point the step started from.
+    noise_norm : float
+        nu, the expected norm of the release's noise in the tangent space at x.
+
+    Returns
+    -------
+    point : array-like, shape=[*space.shape]
+    """
+    step = space.metric.log(point, base_point)
+    squared = space.metric.squared_norm(step, base_point)
+    factor = gs.maximum(squared - noise_norm**2, 0.0) / gs.maximum(squared, 1e-300)
+    return space.metric.exp(factor * step, base_point)

@@ -14,7 +14,12 @@ from geomstats_dp._validation import (
     check_positive_int,
     check_probability,
 )
-from geomstats_dp.federated.aggregation import AGGREGATIONS, aggregate, karcher_mean
+from geomstats_dp.federated.aggregation import (
+    AGGREGATIONS,
+    aggregate,
+    karcher_mean,
+    shrink_step,
+)
 from geomstats_dp.federated.defaults import AUTO, resolve_settings
 from geomstats_dp.federated.local import (
     agent_seed,
@@ -46,7 +51,7 @@ from geomstats_dp.privacy.federated_e2e import (
     prirfed_end_to_end_epsilon,
 )
 
-OUTPUTS = ("last", "random", "average")
+OUTPUTS = ("last", "random", "average", "shrunk")
 ENGINES = ("local", "flower")
 ACCOUNTANTS = FEDERATED_ACCOUNTANTS + ("end_to_end",)
 
@@ -61,20 +66,23 @@ class PriRFed(PrivateEstimator):
     its own records; the server aggregates the replies with the tangent mean
     Exp_x(sum_i w_i Log_x(x_i)) (w_i proportional to the agents' sizes), or iterates it to
     the weighted Karcher mean. The release is the last aggregate (Option 1,
-    ``output="last"``), one drawn uniformly among the T rounds (Option 2, "random"), or
-    the Karcher mean of the round points once they have settled ("average",
-    post-processing: ``RunSpec.release``).
+    ``output="last"``), one drawn uniformly among the T rounds (Option 2, "random"),
+    the Karcher mean of the round points once they have settled ("average"), or the last
+    aggregate with its step shrunk by the noise it carries ("shrunk"); all are
+    post-processing (``RunSpec.release``).
 
     One-shot private averaging is ``local_method="tangent_mean", n_rounds=1,
-    n_sampled=N`` (each agent releases its noisy clipped tangent mean at the public start
-    point once; the server averages), and for another loss ``local_method="rgd",
-    n_rounds=1, n_sampled=N`` with the agents' full local DP-RGD solves. The defaults
+    n_sampled=N, output="last"`` (each agent releases its noisy clipped tangent mean at
+    the public start point once; the server averages), and for another loss
+    ``local_method="rgd", n_rounds=1, n_sampled=N`` with the agents' full local DP-RGD
+    solves. The defaults
     (``"auto"``, resolved by the public rule of ``federated.defaults`` from N, the agents'
     sizes, the dimension, epsilon, delta, C and the injectivity radius at the start;
     stored as ``n_rounds_``, ...): for the squared distance, every agent every round,
     T <= 10 rounds of noisy tangent means (as many as keep each agent's noise below the
     clipped signal and half the injectivity radius) and the average of the settled round
-    points; for another loss, the one-shot average of full local DP-RGD solves.
+    points (with one round, where the injectivity radius is infinite, its step shrunk);
+    for another loss, the one-shot average of full local DP-RGD solves.
 
     Privacy. Record level, replace-one adjacency within an agent (one record of one agent
     replaced by any other; the agents' sizes are public). Each local step clips the
@@ -137,7 +145,7 @@ class PriRFed(PrivateEstimator):
     step_size : float or callable, optional
         Local step size; default noise-aware (``learning._defaults``); the tangent mean's
         is 1.
-    output : {"auto", "last", "random", "average"}
+    output : {"auto", "last", "random", "average", "shrunk"}
     aggregation : {"tangent_mean", "karcher_mean"}
     accountant : {"end_to_end", "public_sampling", "parallel_optimal", "theorem_4_2"}
     engine : {"local", "flower"}
@@ -571,10 +579,17 @@ class RunSpec:
         2); "average": the Karcher mean (equal weights, started at the last point) of the
         round points from the first round that moved the server's point by no more than
         the noise explains (``settled_round``): the earlier rounds carry the start
-        point's bias.
+        point's bias; "shrunk": the last round's step from the point it started from,
+        shrunk by the noise it carries (``aggregation.shrink_step``, ``round_noise``).
         """
         if output == "last":
             return history[-1]["point"]
+        if output == "shrunk":
+            previous = history[-2]["point"] if len(history) > 1 else self.start
+            with quiet_numerics():
+                point = shrink_step(self.space, to_backend(history[-1]["point"]),
+                                    to_backend(previous), self.round_noise())
+            return to_numpy(point)
         if output == "random":
             rng = np.random.default_rng(np.random.SeedSequence(self.entropy, spawn_key=(2,)))
             return history[int(rng.integers(len(history)))]["point"]
@@ -586,11 +601,18 @@ class RunSpec:
                                  to_backend(points[-1]))
         return to_numpy(point)
 
+    def round_noise(self):
+        """nu = sqrt(d K sum_i w_i^2 sigma_i^2), the expected norm of a round's aggregated
+        noise (agent i's noise std sigma_i, K unit local steps, w_i = n_i / n); public."""
+        weights = np.array(self.sizes, dtype=float) / sum(self.sizes)
+        variances = [sum(std**2 for std in plan.strategy.noise_stds) for plan, _ in self.plans]
+        return math.sqrt(int(self.space.dim) * self.local_steps
+                         * float(np.dot(weights**2, variances)))
+
     def settled_round(self, points):
         """The first round whose move d(x_{t-1}, x_t) is at most 2 sqrt(2) nu, else the last.
 
-        nu = sqrt(d K sum_i w_i^2 sigma_i^2) is the norm of a round's aggregated noise
-        (agent i's noise std sigma_i, K unit local steps, w_i = n_i / n): once the server's
+        nu is the norm of a round's aggregated noise (``round_noise``): once the server's
         point has settled, two rounds differ by their noises, of norm about sqrt(2) nu.
         A function of the released points and the public noise only (post-processing).
 
@@ -603,10 +625,7 @@ class RunSpec:
         -------
         index : int
         """
-        weights = np.array(self.sizes, dtype=float) / sum(self.sizes)
-        variances = [sum(std**2 for std in plan.strategy.noise_stds) for plan, _ in self.plans]
-        noise = math.sqrt(int(self.space.dim) * self.local_steps
-                          * float(np.dot(weights**2, variances)))
+        noise = self.round_noise()
         previous = np.concatenate([self.start[None], points[:-1]])
         with quiet_numerics():
             moves = to_numpy(self.space.metric.dist(to_backend(previous), to_backend(points)))
