@@ -120,7 +120,7 @@ class _SymmetricCoordinates(IsometricTransport):
         """
         size = self.space.n
         index, scales = self._gather
-        mats = np.take(coefficients, index, axis=-1)
+        mats = coefficients[..., index]  # a fancy index: a new array
         mats *= scales
         return mats.reshape(coefficients.shape[:-1] + (size, size))
 

@@ -101,12 +101,11 @@ class AffineLogSums:
         whitened = right.swapaxes(1, 2).reshape((k * n, n)) @ self.whitening
         eigvals, eigvecs = gs.linalg.eigh(whitened.reshape((k, n, n)))
         logs = gs.log(eigvals)
-        norms = gs.sqrt(gs.sum(logs * logs, axis=-1))
+        norms = gs.sqrt((logs * logs).sum(-1))
         if self.norm_factor != 1.0:
             norms = norms * self.norm_factor
-        finite = norms < math.inf  # False for inf and NaN
-        if not bool(gs.all(finite)):
-            logs = gs.where(finite[:, None], logs, gs.zeros_like(logs))
+        if not math.isfinite(float(norms.sum())):  # norms >= 0: one is inf or NaN
+            logs = gs.where((norms < math.inf)[:, None], logs, gs.zeros_like(logs))
 
         def weighted_sum(coefficients):
             columns = eigvecs.swapaxes(0, 1).reshape((n, k * n))  # [i, (sample, j)]
