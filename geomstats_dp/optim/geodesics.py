@@ -34,8 +34,8 @@ class Geodesics:
         self.metric = metric
 
     def known_factor(self, point):
-        """A square-root factor of ``point`` known from an earlier map: none here."""
-        return None
+        """A square-root factor of ``point`` known from an earlier map: None here (the
+        closed-form SPD geodesics keep one)."""
 
     def exp(self, tangent_vec, base_point):
         """Exp_base_point(tangent_vec), shape=[..., *space.shape]."""
