@@ -235,7 +235,7 @@ def plot(path, rows):
     axis.axvline(1.0, color="black", linewidth=1)
     axis.set_yticks(range(len(rows)), labels, fontsize=7)
     axis.invert_yaxis()
-    axis.set_xlabel("measured ratio / goal (<= 1: goal met)")
+    axis.set_xlabel("measured ratio in CPU time / goal (<= 1: goal met)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
