@@ -115,11 +115,10 @@ class BufferedNormals:
         values that straddle a refill; never served twice)."""
         if size is None:
             count = 1
+        elif isinstance(size, (int, np.integer)):  # before math.prod: no exception to catch
+            count = int(size)
         else:
-            try:
-                count = math.prod(size)  # np.prod costs microseconds on a tuple
-            except TypeError:  # an integer
-                count = int(size)
+            count = math.prod(size)  # np.prod costs microseconds on a tuple
         if self._next + count > self._buffer.size:  # the rest, then a fresh buffer
             rest = self._buffer[self._next :]
             self._buffer = self.generator.standard_normal(max(self._refill, count - rest.size))
