@@ -111,21 +111,23 @@ class BufferedNormals:
         self._next = 0
 
     def standard_normal(self, size=None):
-        """Standard normals of shape ``size`` (a view of the buffer, never served twice)."""
+        """Standard normals of shape ``size`` (a view of the buffer, or a copy of the
+        values that straddle a refill; never served twice)."""
         if size is None:
             count = 1
+        elif isinstance(size, (int, np.integer)):  # before math.prod: no exception to catch
+            count = int(size)
         else:
-            try:
-                count = math.prod(size)  # np.prod costs microseconds on a tuple
-            except TypeError:  # an integer
-                count = int(size)
-        if self._next + count > self._buffer.size:
+            count = math.prod(size)  # np.prod costs microseconds on a tuple
+        if self._next + count > self._buffer.size:  # the rest, then a fresh buffer
             rest = self._buffer[self._next :]
-            fresh = self.generator.standard_normal(max(self._refill, count - rest.size))
+            self._buffer = self.generator.standard_normal(max(self._refill, count - rest.size))
             self._refill = min(4 * self._refill, self.block)
-            self._buffer, self._next = np.concatenate([rest, fresh]), 0
-        values = self._buffer[self._next : self._next + count]
-        self._next += count
+            self._next = count - rest.size
+            values = np.concatenate([rest, self._buffer[: self._next]])
+        else:
+            values = self._buffer[self._next : self._next + count]
+            self._next += count
         return float(values[0]) if size is None else values.reshape(size)
 
     def __getattr__(self, name):

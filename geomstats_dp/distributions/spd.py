@@ -120,7 +120,7 @@ class _SymmetricCoordinates(IsometricTransport):
         """
         size = self.space.n
         index, scales = self._gather
-        mats = np.take(coefficients, index, axis=-1)
+        mats = coefficients[..., index]  # a fancy index: a new array
         mats *= scales
         return mats.reshape(coefficients.shape[:-1] + (size, size))
 
@@ -191,6 +191,10 @@ class SPDAffineTransport(_EigenbasisTransport):
     def sample_prepared(self, base_points, n_samples, rng, prepared):
         """``sample`` with the Cholesky factors from ``check_points`` (None: factorise)."""
         factors = np.linalg.cholesky(base_points) if prepared is None else prepared
+        if n_samples == 1 and base_points.shape[0] == 1:  # one draw: [m, m] products
+            factor = factors[0]
+            draw = factor @ self.from_coordinates(rng.standard_normal(self.dim)) @ factor.T
+            return ((draw + draw.T) / 2)[None, None]
         coefficients = rng.standard_normal((n_samples, base_points.shape[0], self.dim))
         at_identity = self.from_coordinates(coefficients)
         return _symmetrize(factors @ at_identity @ np.swapaxes(factors, -1, -2))

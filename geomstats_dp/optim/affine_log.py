@@ -1,32 +1,63 @@
 """Clipped sums of affine-invariant logarithms on SPD(n) with one ``eigh`` per sample.
 
-For the affine-invariant metric, with S = P^{1/2} and W_i = S^{-1} X_i S^{-1} = U_i diag(l_i)
-U_i^T, Log_P(X_i) = S U_i diag(log l_i) U_i^T S and ||Log_P(X_i)||_P = ||log l_i||_2. The
-square roots of P are computed once per point; per sample there is one batched ``eigh``
-of the whitened matrices, the norms come from its eigenvalues, and a weighted sum
-sum_i c_i Log_P(X_i) = S (sum_i c_i U_i diag(log l_i) U_i^T) S is one matrix product over
-the whole chunk: no per-sample logarithm is formed.
+For the affine-invariant metric and any factor F with F F^T = P (F = P^(1/2) O, O
+orthogonal), with W_i = F^-1 X_i F^-T = U_i diag(l_i) U_i^T, Log_P(X_i) =
+F U_i diag(log l_i) U_i^T F^T and ||Log_P(X_i)||_P = ||log l_i||_2. The factor of P is
+computed once per point (or taken from the run's geodesics, which know it for the points
+they produced: ``known_factors``); per sample there is one batched ``eigh`` of the whitened
+matrices, the norms come from its eigenvalues, and a weighted sum
+sum_i c_i Log_P(X_i) = F (sum_i c_i U_i diag(log l_i) U_i^T) F^T is one matrix product
+over the whole chunk: no per-sample logarithm is formed.
+
+The small-matrix work uses the array operators (``@``, ``.reshape``, ``.swapaxes``,
+``.T``), which numpy, autograd and torch arrays share, instead of ``gs`` wrappers that
+cost a microsecond each at SPD(2).
 """
 
+import contextlib
+import contextvars
 import math
 
 import geomstats.backend as gs
 
-
-def _sym_function(eigvals, eigvecs, values):
-    """V diag(values) V^T for the eigendecomposition (eigvals, eigvecs) of one matrix."""
-    return gs.matmul(eigvecs * values[None, :], gs.transpose(eigvecs))
+_KNOWN_FACTORS = contextvars.ContextVar("known_spd_factors", default=None)
 
 
-def _congruence(data, factor):
-    """factor X_i factor for symmetric X_i [k, n, n] and symmetric factor [n, n].
+@contextlib.contextmanager
+def known_factors(lookup):
+    """Within the block, ``AffineLogSums`` takes a point's factor from ``lookup``.
 
-    (X_i F)^T F = F X_i F: two products of the stacked [k n, n] rows with F.
+    ``minimize`` passes its SPD geodesics' ``known_factor``: the factor of each iterate
+    is a by-product of the step that produced it. A context variable: it holds for the
+    current thread (and task) only and is restored on leaving the block.
+
+    Parameters
+    ----------
+    lookup : callable
+        ``lookup(point) -> (F, F^-1)`` with F F^T = point, or None when unknown.
     """
-    k, n = data.shape[0], data.shape[-1]
-    right = gs.reshape(gs.matmul(gs.reshape(data, (k * n, n)), factor), (k, n, n))
-    left = gs.reshape(gs.transpose(right, (0, 2, 1)), (k * n, n))
-    return gs.reshape(gs.matmul(left, factor), (k, n, n))
+    token = _KNOWN_FACTORS.set(lookup)
+    try:
+        yield
+    finally:
+        _KNOWN_FACTORS.reset(token)
+
+
+def square_root_factor(point):
+    """(F, F^-1) with F F^T = point, from one ``eigh``: F = U diag(sqrt(l)).
+
+    Parameters
+    ----------
+    point : array-like, shape=[n, n]
+        SPD.
+
+    Returns
+    -------
+    factor, inverse : array-like, shape=[n, n]
+    """
+    eigvals, eigvecs = gs.linalg.eigh(point)
+    roots = gs.sqrt(eigvals)
+    return eigvecs * roots, eigvecs.T / roots[:, None]
 
 
 class AffineLogSums:
@@ -42,9 +73,10 @@ class AffineLogSums:
     """
 
     def __init__(self, base_point, scale=1.0):
-        eigvals, eigvecs = gs.linalg.eigh(base_point)
-        self.sqrt = _sym_function(eigvals, eigvecs, gs.sqrt(eigvals))
-        self.inv_sqrt = _sym_function(eigvals, eigvecs, 1 / gs.sqrt(eigvals))
+        lookup = _KNOWN_FACTORS.get()
+        known = None if lookup is None else lookup(base_point)
+        self.factor, inverse = square_root_factor(base_point) if known is None else known
+        self.whitening = inverse.T
         self.norm_factor = math.sqrt(scale)
 
     def __call__(self, data):
@@ -63,17 +95,21 @@ class AffineLogSums:
             ``weighted_sum(coefficients [k]) -> sum_i c_i (-Log_P(X_i))``, shape=[n, n],
             the terms with a non-finite norm counted as zero.
         """
-        eigvals, eigvecs = gs.linalg.eigh(_congruence(data, self.inv_sqrt))
+        k, n = data.shape[0], data.shape[-1]
+        # (X_i F^-T)^T F^-T = F^-1 X_i F^-T: two products of the stacked [k n, n] rows
+        right = (data.reshape((k * n, n)) @ self.whitening).reshape((k, n, n))
+        whitened = right.swapaxes(1, 2).reshape((k * n, n)) @ self.whitening
+        eigvals, eigvecs = gs.linalg.eigh(whitened.reshape((k, n, n)))
         logs = gs.log(eigvals)
-        norms = gs.sqrt(gs.sum(logs**2, axis=-1)) * self.norm_factor
-        finite = gs.expand_dims(norms < math.inf, -1)  # False for inf and NaN
-        logs = gs.where(finite, logs, gs.zeros_like(logs))
+        norms = gs.sqrt((logs * logs).sum(-1))
+        if self.norm_factor != 1.0:
+            norms = norms * self.norm_factor
+        if not math.isfinite(float(norms.sum())):  # norms >= 0: one is inf or NaN
+            logs = gs.where((norms < math.inf)[:, None], logs, gs.zeros_like(logs))
 
         def weighted_sum(coefficients):
-            k, n = eigvecs.shape[0], eigvecs.shape[-1]
-            columns = gs.reshape(gs.transpose(eigvecs, (1, 0, 2)), (n, k * n))
-            weighted = columns * gs.reshape(-coefficients[:, None] * logs, (1, k * n))
-            inner = gs.matmul(weighted, gs.transpose(columns))
-            return gs.matmul(self.sqrt, gs.matmul(inner, self.sqrt))
+            columns = eigvecs.swapaxes(0, 1).reshape((n, k * n))  # [i, (sample, j)]
+            weighted = columns * (logs * -coefficients[:, None]).reshape((1, k * n))
+            return self.factor @ (weighted @ columns.T) @ self.factor.T
 
         return norms, weighted_sum

@@ -17,10 +17,8 @@ def clip_factors(norms, clip_norm):
     -------
     factors : array-like, shape=[k]
     """
-    finite = norms < math.inf  # False for inf and NaN
-    safe_norms = gs.where(finite, norms, gs.zeros_like(norms))
-    factors = clip_norm / gs.maximum(safe_norms, gs.ones_like(norms) * clip_norm)
-    return gs.where(finite, factors, gs.zeros_like(norms))
+    ceilings = gs.maximum(norms, clip_norm)  # C / inf = 0; NaN stays NaN
+    return gs.where(norms < math.inf, clip_norm / ceilings, 0.0)  # False for inf, NaN
 
 
 def zero_nonfinite(tangent_vecs, norms):

@@ -5,6 +5,7 @@ import geomstats.backend as gs
 from geomstats_dp._backend import get_rng, to_backend
 from geomstats_dp._validation import check_positive_int
 from geomstats_dp.distributions import TangentGaussian
+from geomstats_dp.optim.affine_log import known_factors
 from geomstats_dp.optim.geodesics import geodesics_for
 from geomstats_dp.optim.initial_point import check_init_point
 from geomstats_dp.optim.losses import PerSampleLoss
@@ -77,7 +78,8 @@ def minimize(
     transport : VectorTransport, optional
         For VarianceReduced; default ``resolve_transport(space)``.
     callback : callable, optional
-        ``callback(step, point)`` after every step; its return value is ignored.
+        ``callback(step, point)`` after every step; its return value is ignored, and it
+        must not modify ``point`` in place (the next step starts from it).
     keep_iterates : bool
         Record the starting point of every step and the final point.
     data_checked : bool
@@ -119,24 +121,26 @@ def minimize(
     direction = strategy.stepper(oracle, transport)
 
     iterates = [] if keep_iterates else None
+    etas = step_sizes.tolist()
     step = 0
-    for round_index in range(strategy.n_rounds):
-        last_round = round_index == strategy.n_rounds - 1
-        tracker = make_tracker(
-            output if last_round else "random", geodesics, steps_per_round, rng
-        )
-        for round_step in range(steps_per_round):
-            tracker.before_step(round_step, point)
-            if keep_iterates:
-                iterates.append(point)
-            tangent_vec = direction(point, round_step)
-            point = retract(-float(step_sizes[step]) * tangent_vec, point)
-            tracker.after_step(round_step, point)
-            if callback is not None:
-                callback(step, point)
-            step += 1
-        if not last_round:
-            point = tracker.point
+    with known_factors(geodesics.known_factor):  # the iterates' SPD factors, reused
+        for round_index in range(strategy.n_rounds):
+            last_round = round_index == strategy.n_rounds - 1
+            tracker = make_tracker(
+                output if last_round else "random", geodesics, steps_per_round, rng
+            )
+            for round_step in range(steps_per_round):
+                tracker.before_step(round_step, point)
+                if keep_iterates:
+                    iterates.append(point)
+                tangent_vec = direction(point, round_step)
+                point = retract(-etas[step] * tangent_vec, point)
+                tracker.after_step(round_step, point)
+                if callback is not None:
+                    callback(step, point)
+                step += 1
+            if not last_round:
+                point = tracker.point
     if keep_iterates:
         iterates.append(point)
         iterates = gs.stack(iterates)

@@ -18,7 +18,11 @@ from geomstats_dp._validation import (
     check_positive_finite,
     check_positive_int,
 )
-from geomstats_dp.optim.streams import block_steps
+from geomstats_dp.optim.streams import (
+    DistinctBatches,
+    block_steps,
+    distinct_by_rejection,
+)
 from geomstats_dp.optim.weights import normalize_sample_weight
 
 SAMPLINGS = ("without_replacement", "poisson")
@@ -239,6 +243,10 @@ class MiniBatch(Strategy):
         """Indices of the batches of ``n_steps`` steps, in step order (the draws do not
         depend on the data): the values of ``n_steps`` one-step draws from ``rng``.
 
+        Poisson: one uniform per sample and step; without replacement,
+        ``rng.choice(n, b, replace=False)`` per step (``batch_stream`` draws these by
+        rejection where it suits).
+
         Returns
         -------
         batches : list of numpy.ndarray of int
@@ -249,16 +257,25 @@ class MiniBatch(Strategy):
         return [np.asarray(rng.choice(n_samples, size=self.batch_size, replace=False))
                 for _ in range(n_steps)]
 
+    def batch_stream(self, rng, n_samples):
+        """``draw(n_steps) -> batches`` for the run: without replacement and
+        b (b - 1) <= 2n, ``DistinctBatches`` (the same law, vectorised over a block);
+        otherwise ``draw_batches``."""
+        if self.sampling == "without_replacement" and distinct_by_rejection(
+                n_samples, self.batch_size):
+            return DistinctBatches(rng, n_samples, self.batch_size).draw
+        return lambda n_steps: self.draw_batches(rng, n_samples, n_steps)
+
     def stepper(self, oracle, transport):
         """Clipped weighted batch gradient plus noise; batches drawn a block at a time."""
         scale = oracle.n_samples / self.batch_size
         block = block_steps(oracle.n_samples)
+        draw = self.batch_stream(oracle.batch_rng, oracle.n_samples)
         pending = []
 
         def direction(point, round_step):
             if not pending:
-                batches = self.draw_batches(oracle.batch_rng, oracle.n_samples, block)
-                pending.extend(reversed(batches))
+                pending.extend(reversed(draw(block)))
             indices = pending.pop()
             if indices.size == 0:
                 gradient = gs.zeros_like(point)

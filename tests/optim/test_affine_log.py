@@ -7,7 +7,7 @@ from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.optim import SquaredDistanceLoss
-from geomstats_dp.optim.affine_log import AffineLogSums
+from geomstats_dp.optim.affine_log import AffineLogSums, known_factors
 
 from .spies import CountingLoss
 
@@ -66,3 +66,24 @@ def test_route_kept_for_overridden_gradients_and_other_losses():
     point = to_backend(np.eye(4))
     assert isinstance(SquaredDistanceLoss(space).gradient_sums(point), AffineLogSums)
     assert not isinstance(CountingLoss(space).gradient_sums(point), AffineLogSums)
+
+
+def test_sums_at_a_point_with_a_known_factor_use_it_and_match_geomstats():
+    """Inside ``known_factors`` (as in ``minimize``) the factor a lookup returns is the
+    one whitened with; a non-symmetric factor F = S O gives the same logarithms."""
+    space, data, point = _points(6)
+    rotation = np.linalg.qr(np.random.default_rng(4).standard_normal((4, 4)))[0]
+    eigvals, eigvecs = np.linalg.eigh(to_numpy(point))
+    factor = eigvecs @ np.diag(np.sqrt(eigvals)) @ eigvecs.T @ rotation  # S O
+    asked = []
+
+    def lookup(base_point):
+        asked.append(base_point)
+        return to_backend(factor), to_backend(np.linalg.inv(factor))
+
+    with known_factors(lookup):
+        sums = AffineLogSums(point)
+    assert len(asked) == 1 and asked[0] is point
+    np.testing.assert_allclose(to_numpy(sums.factor), factor)
+    _check_against_geomstats(sums, space, data, point, to_backend(np.linspace(0.5, 1.5, 6)))
+    assert AffineLogSums(point).factor is not sums.factor  # outside the block: its own

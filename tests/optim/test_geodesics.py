@@ -52,3 +52,31 @@ def test_other_metrics_use_geomstats():
     start, end = to_backend(np.array([1.0, 0, 0])), to_backend(np.array([0, 1.0, 0]))
     middle = to_numpy(geodesics.interpolate(start, end, 0.5))
     np.testing.assert_allclose(middle, [np.sqrt(0.5), np.sqrt(0.5), 0], atol=1e-12)
+
+
+def test_chained_maps_reuse_the_factor_of_the_point_they_returned():
+    """A run's iterates and running average each start their next map from the point the
+    map returned: its kept factor F (F F^T = point, F^-1 F = I) gives geomstats' maps."""
+    space = spd_space(1.0)
+    geodesics = geodesics_for(space)
+    rng = np.random.default_rng(2)
+    targets = cloud(space, 30, radius=1.5, seed=3, offset=1.0)
+    point = average = targets[0]
+    for step, target in enumerate(targets[1:]):
+        vector = random_tangent(space, point, np.array([0.4]), rng)[0]
+        expected_point = space.metric.exp(vector, point)
+        coefficient = 2.0 / (step + 2)
+        expected_average = space.metric.exp(
+            coefficient * space.metric.log(expected_point, average), average)
+        point = geodesics.exp(vector, point)
+        average = geodesics.interpolate(average, point, coefficient)
+        np.testing.assert_allclose(to_numpy(point), to_numpy(expected_point),
+                                   rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(to_numpy(average), to_numpy(expected_average),
+                                   rtol=1e-9, atol=1e-10)
+        for kept in (point, average):
+            factor, inverse = (to_numpy(part) for part in geodesics.known_factor(kept))
+            np.testing.assert_allclose(factor @ factor.T, to_numpy(kept), rtol=1e-12,
+                                       atol=1e-12)
+            np.testing.assert_allclose(inverse @ factor, np.eye(3), atol=1e-12)
+    assert geodesics.known_factor(to_backend(to_numpy(point))) is None  # another object

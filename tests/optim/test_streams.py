@@ -92,3 +92,48 @@ def test_split_streams_are_independent_of_the_run_stream():
     secure = get_rng(secure=True)
     batch_rng, noise_rng = streams.split_streams(secure)
     assert batch_rng is secure and noise_rng.generator is secure
+
+
+def _one_candidate_at_a_time(seed, n_samples, batch_size, n_batches):
+    """Rejection written out: the next b integers, kept when they are distinct."""
+    rng, found = np.random.default_rng(seed), []
+    while len(found) < n_batches:
+        candidate = rng.integers(0, n_samples, size=batch_size)
+        if len(set(candidate.tolist())) == batch_size:
+            found.append(candidate)
+    return found
+
+
+@pytest.mark.backend_independent
+def test_distinct_batches_read_the_candidates_in_stream_order_whatever_the_block():
+    expected = _one_candidate_at_a_time(11, 30, 7, 12)
+    stream = streams.DistinctBatches(np.random.default_rng(11), 30, 7)
+    served = [batch for size in (1, 4, 2, 5) for batch in stream.draw(size)]
+    assert len(served) == 12
+    for batch, reference in zip(served, expected):
+        np.testing.assert_array_equal(batch, reference)
+
+
+@pytest.mark.backend_independent
+def test_distinct_batches_are_uniform_over_ordered_distinct_tuples():
+    """n = 5, b = 2: the 20 ordered pairs of distinct indices equally likely (chi-square
+    with 19 degrees of freedom, mean 19 and sd sqrt(38), within 5 sd)."""
+    n_batches = 20_000
+    batches = np.stack(streams.DistinctBatches(np.random.default_rng(12), 5, 2)
+                       .draw(n_batches))
+    assert np.all(batches[:, 0] != batches[:, 1])
+    counts = np.bincount(batches[:, 0] * 5 + batches[:, 1], minlength=25)
+    pairs = counts[~np.eye(5, dtype=bool).ravel()]
+    chi_square = np.sum((pairs - n_batches / 20) ** 2 / (n_batches / 20))
+    assert abs(chi_square - 19) < 5 * np.sqrt(38)
+
+
+@pytest.mark.backend_independent
+def test_rejection_only_where_a_candidate_is_accepted_often():
+    assert streams.distinct_by_rejection(10_992, 105)  # the default b = sqrt(n)
+    assert not streams.distinct_by_rejection(100, 50)
+    # there MiniBatch draws with numpy's choice, one step at a time
+    strategy = MiniBatch(50, 1.0, 0.1)
+    draw = strategy.batch_stream(np.random.default_rng(13), 100)
+    expected = np.random.default_rng(13).choice(100, size=50, replace=False)
+    np.testing.assert_array_equal(draw(1)[0], expected)
