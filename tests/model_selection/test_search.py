@@ -13,7 +13,7 @@ from sklearn.base import clone
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
-from geomstats_dp.model_selection import _search as search_module
+from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.model_selection.scores import LaplaceScore
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.privacy import (
@@ -106,7 +106,7 @@ def test_refused_before_any_data_value_is_read(monkeypatch):
     for name in ("check_data", "values", "gradients"):  # every read of the data's values
         monkeypatch.setattr(SquaredDistanceLoss, name,
                             lambda *args, name=name: calls.append(name))
-    monkeypatch.setattr(search_module, "record_losses",
+    monkeypatch.setattr(splits_module, "record_losses",
                         lambda *args: calls.append("losses") or np.zeros(1))
     budget = PrivacyBudget(1.0, 1e-5)
     budget.spend(0.9)
