@@ -528,20 +528,20 @@ class PriRFed(PrivateEstimator):
         Returns
         -------
         ledgers : tuple of tuple of GaussianEvent
-            One per distinct agent size (its plan); a record's RDP at each order is the
-            largest of them.
+            One per distinct agent plan; a record's RDP at each order is the largest of
+            them.
         """
         settings = self._settings(sizes)
         local_epsilon, local_delta = self._local_target(sizes, settings)[:2]
         batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
-        return tuple(
+        return tuple(dict.fromkeys(  # one ledger per distinct plan
             tuple(dataclasses.replace(event, n_steps=event.n_steps * settings.n_rounds,
                                       sensitivity=None, noise_std=None,
                                       label=f"PriRFed record, {settings.n_rounds} rounds")
                   for event in self._plan(settings, local_epsilon, local_delta, size, 1.0,
                                           batch_size)[0].events)
             for size in sorted(set(sizes))
-        )
+        ))
 
     def _plan(self, settings, local_epsilon, local_delta, size, clip_norm, batch_size):
         """One agent's calibrated strategy and step size (``federated.local_methods``)."""
