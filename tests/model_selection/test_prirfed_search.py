@@ -17,16 +17,18 @@ from geomstats_dp.federated import search_split as search_split_module
 from geomstats_dp.federated.search_split import AgentSplit
 from geomstats_dp.model_selection import PrivateGridSearchCV
 from geomstats_dp.model_selection.scores import GaussianScore
-from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.privacy import (
     ApproxDPEvent,
-    BudgetExceededError,
     PrivacyBudget,
     SelectionEvent,
     compose,
 )
 from tests.conftest import shifted
-from tests.model_selection.test_search import _public
+from tests.model_selection.test_search import (
+    _public,
+    assert_refused_unread,
+    recorded_score_noise,
+)
 
 SPACE = Euclidean(2)
 SIZES = (40, 48, 56, 64)
@@ -126,31 +128,16 @@ def test_neighbouring_federations_give_identical_public_outputs(agent, record):
 
 
 def test_refused_before_any_data_value_is_read(monkeypatch):
-    calls = []
-    for name in ("check_data", "values", "gradients"):  # every read of the data's values
-        monkeypatch.setattr(SquaredDistanceLoss, name,
-                            lambda *args, name=name: calls.append(name))
-    monkeypatch.setattr(search_split_module, "record_losses",
-                        lambda *args: calls.append("losses") or np.zeros(1))
     budget = PrivacyBudget(1.0, 1e-5)
     budget.spend(0.9)
     corrupted = _agents()
     corrupted[2][5, 0] = np.nan  # a value check would raise ValueError
-    with pytest.raises(BudgetExceededError):
-        _search(epsilon=1.0, budget=budget).fit(corrupted)
-    assert calls == []
-    assert len(budget.events) == 1
+    assert_refused_unread(monkeypatch, search_split_module,
+                          _search(epsilon=1.0, budget=budget), corrupted)
 
 
 def test_score_noise_is_drawn_by_every_agent_at_the_calibrated_std(monkeypatch):
-    drawn = []
-    original = GaussianScore.noise
-
-    def noise(mechanism, event, rng):
-        drawn.append(event)
-        return original(mechanism, event, rng)
-
-    monkeypatch.setattr(GaussianScore, "noise", noise)
+    drawn = recorded_score_noise(monkeypatch, GaussianScore)
     search = _search().fit(_agents())
     assert drawn and len(drawn) % len(SIZES) == 0  # one draw per agent and run
     # sensitivity B / n_val; z of one Gaussian release at (run epsilon, delta), from GDP
