@@ -42,7 +42,7 @@ N_SEEDS = 5
 GRID = {"n_rounds": [1, 4, 10], "local_steps": [1, 3]}
 LOSS_BOUND = 8.0
 SEARCHES = {"search": "gaussian", "search, laplace score": "laplace"}
-METHODS = ("hand-tuned", "auto", *SEARCHES)
+METHODS = ("hand-tuned", "auto", *SEARCHES, "auto at the refit's epsilon")
 
 
 def _fitted(estimator, agents):
@@ -64,37 +64,50 @@ def epsilon_rows(space, agents, clip_norm, target, epsilon, grid, n_seeds):
     """One row per fit at total ``epsilon``: every candidate, "auto", the searches."""
     rows = []
 
-    def row(method, seed, fitted, **extra):
+    def row(method, seed, params, fitted, **extra):
         nan = float("nan")
         distance = (nan if fitted is None else
                     float(space.metric.dist(fitted.estimate_, to_backend(target))))
         rows.append({"epsilon": epsilon, "method": method, "seed": seed,
-                     "n_rounds": getattr(fitted, "n_rounds_", nan),
-                     "local_steps": getattr(fitted, "local_steps_", nan),
+                     "n_rounds": params.get("n_rounds", nan),
+                     "local_steps": params.get("local_steps", nan),
                      "distance": distance, "run_epsilon": nan, "refit_epsilon": nan,
                      "spent_epsilon": nan, **extra})
 
+    def auto(seed, fit_epsilon, fit_delta, method, params):
+        """A fit of ``params`` (its "auto" settings resolved) at the given guarantee."""
+        estimator = PriRFed(space, epsilon=fit_epsilon, delta=fit_delta,
+                            clip_norm=clip_norm, random_state=seed, **params)
+        fitted = _fitted(estimator, agents)
+        row(method, seed, params or {"n_rounds": fitted and fitted.n_rounds_,
+                                     "local_steps": fitted and fitted.local_steps_}, fitted)
+
     for seed in range(n_seeds):
         for params in [*_candidates(grid), {}]:  # {}: the "auto" settings
-            estimator = PriRFed(space, epsilon=epsilon, delta=DELTA, clip_norm=clip_norm,
-                                random_state=seed, **params)
-            row("candidate" if params else "auto", seed, _fitted(estimator, agents))
+            auto(seed, epsilon, DELTA, "candidate" if params else "auto", params)
         for method, score_method in SEARCHES.items():
             budget = PrivacyBudget(epsilon, DELTA)
             search = PrivateGridSearchCV(
                 PriRFed(space, clip_norm=clip_norm), grid, epsilon=epsilon, delta=DELTA,
                 loss_bound=LOSS_BOUND, score_method=score_method, budget=budget,
                 random_state=seed)
-            chosen = _fitted(search, agents)
-            row(method, seed, chosen and chosen.best_estimator_,
+            chosen = _fitted(search, agents)  # None: the refit failed (the choice is kept)
+            row(method, seed, search.__dict__.get("best_params_", {}),
+                chosen and chosen.best_estimator_,
                 run_epsilon=search.__dict__.get("run_epsilon_", float("nan")),
                 refit_epsilon=search.__dict__.get("refit_epsilon_", float("nan")),
                 spent_epsilon=budget.spent_epsilon)
+            if method == "search":  # the refit's guarantee: public
+                refit = (search.refit_epsilon_, search.refit_fraction * DELTA)
+        # the public default at what the search leaves its refit: the price of the share
+        # of epsilon alone
+        auto(seed, *refit, "auto at the refit's epsilon", {})
     means = {}
     for r in rows:
         if r["method"] == "candidate":
             means.setdefault((r["n_rounds"], r["local_steps"]), []).append(r["distance"])
-    best = min(means, key=lambda key: np.nanmean(means[key]))  # reads the data
+    # reads the data; a candidate whose fit fails in some seed is not the best
+    best = min(means, key=lambda key: np.mean(np.nan_to_num(means[key], nan=np.inf)))
     for r in rows:
         r["hand_tuned"] = (r["method"] == "candidate"
                            and (r["n_rounds"], r["local_steps"]) == best)
@@ -102,7 +115,9 @@ def epsilon_rows(space, agents, clip_norm, target, epsilon, grid, n_seeds):
 
 
 def summary(rows):
-    """epsilon -> method -> (mean distance, its standard error over the seeds)."""
+    """epsilon -> method -> (mean distance, its standard error, number of failed fits).
+
+    The mean and standard error are over the seeds whose fit succeeded."""
     table = {}
     for epsilon in sorted({r["epsilon"] for r in rows}):
         subset = [r for r in rows if r["epsilon"] == epsilon]
@@ -111,9 +126,12 @@ def summary(rows):
             values = np.array([r["distance"] for r in subset
                                if (r["hand_tuned"] if method == "hand-tuned"
                                    else r["method"] == method)])
-            table[epsilon][method] = (float(np.nanmean(values)),
-                                      float(np.nanstd(values, ddof=1) / np.sqrt(len(values)))
-                                      if len(values) > 1 else 0.0)
+            finite = values[np.isfinite(values)]
+            table[epsilon][method] = (
+                float(np.mean(finite)) if len(finite) else float("nan"),
+                float(np.std(finite, ddof=1) / np.sqrt(len(finite))) if len(finite) > 1
+                else 0.0,
+                int(len(values) - len(finite)))
     return table
 
 
@@ -128,7 +146,7 @@ def plot(rows, path):
     epsilons = sorted(table)
     figure, axis = plt.subplots(figsize=(5.5, 4))
     for method in METHODS:
-        means, errors = zip(*(table[e][method] for e in epsilons))
+        means, errors, _ = zip(*(table[e][method] for e in epsilons))
         axis.errorbar(epsilons, means, yerr=2 * np.array(errors), marker="o", capsize=3,
                       label=method)
     axis.set(xscale="log", yscale="log", xlabel="total epsilon (delta 1e-5)",
@@ -153,7 +171,7 @@ def run(output_dir, quick=False):
         for epsilon in epsilons:
             rows += epsilon_rows(space, agents, clip_norm, target, epsilon, grid,
                                  1 if quick else N_SEEDS)
-            print(epsilon, {method: tuple(round(v, 4) for v in cell)
+            print(epsilon, {method: tuple(round(v, 4) for v in cell)  # mean, s.e., failed
                             for method, cell in summary(rows)[epsilon].items()}, flush=True)
     write_csv(output_dir / "private_search_federated.csv", rows)
     plot(rows, output_dir / "private_search_federated.png")
