@@ -25,9 +25,8 @@ Settings (public):
   B = pi^2 (the diameter of S^1, squared); error: the mean geodesic distance to the
   held-out targets. Total epsilon 1 and 10.
 
-PriRFed is not searched: its data are a list of agents' datasets, which the search's
-split of the records into training and validation parts does not handle
-(docs/model_selection.md, Limits).
+PriRFed's rounds and local steps are searched in ``benchmarks.private_search_federated``
+(each agent's records split, the score noised at the agents).
 
 Results: ``results/private_search_estimators.csv`` (one row per fit).
 """

@@ -1,5 +1,6 @@
 """PriRFed: private federated Riemannian optimisation (Huang et al. 2024, Algorithm 1)."""
 
+import dataclasses
 import functools
 import math
 import threading
@@ -29,6 +30,7 @@ from geomstats_dp.federated.local import (
 )
 from geomstats_dp.federated.local_methods import LOCAL_METHODS
 from geomstats_dp.federated.release_file import read_release
+from geomstats_dp.federated.search_split import AgentSplit
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array
@@ -188,8 +190,8 @@ class PriRFed(PrivateEstimator):
         ``record_failures``, "failed" (those that raised or did not answer in time).
     """
 
-    # a list of agents' datasets: a record-level train/validation split does not apply
-    _searchable = False
+    # the private search splits each agent's records (``federated.search_split``)
+    _search_split = AgentSplit
     _FITTED = ("estimate_", "budget_", "events_", "guarantee_", "local_epsilon_",
                "local_delta_", "noise_multipliers_", "history_", "clip_norm_",
                "local_method_", "n_rounds_", "n_sampled_", "local_steps_", "output_")
@@ -514,6 +516,40 @@ class PriRFed(PrivateEstimator):
                        sizes=list(sizes), start=self._start(),
                        entropy=_entropy(self.random_state), estimator=self,
                        settings=settings)
+
+    def record_ledgers(self, sizes):
+        """RDP ledgers that bound one record's privacy loss in a run on agents of ``sizes``.
+
+        A record is seen only by its own agent, in at most each of the T rounds, by the
+        agent's local Gaussian releases: the T-fold composition of the agent's local events
+        (exact with every agent sampled; an upper bound with fewer, for every accountant,
+        since RDP is a supremum over neighbours and over the public participations). From
+        public quantities only (the sizes, the settings, epsilon, delta); the noise
+        multipliers do not depend on C, which is not stated. Used by the private search
+        (``federated.search_split``).
+
+        Parameters
+        ----------
+        sizes : list of int
+            The agents' public sizes n_i.
+
+        Returns
+        -------
+        ledgers : tuple of tuple of GaussianEvent
+            One per distinct agent plan; a record's RDP at each order is the largest of
+            them.
+        """
+        settings = self._settings(sizes)
+        local_epsilon, local_delta = self._local_target(sizes, settings)[:2]
+        batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
+        return tuple(dict.fromkeys(  # one ledger per distinct plan
+            tuple(dataclasses.replace(event, n_steps=event.n_steps * settings.n_rounds,
+                                      sensitivity=None, noise_std=None,
+                                      label=f"PriRFed record, {settings.n_rounds} rounds")
+                  for event in self._plan(settings, local_epsilon, local_delta, size, 1.0,
+                                          batch_size)[0].events)
+            for size in sorted(set(sizes))
+        ))
 
     def _plan(self, settings, local_epsilon, local_delta, size, clip_norm, batch_size):
         """One agent's calibrated strategy and step size (``federated.local_methods``)."""

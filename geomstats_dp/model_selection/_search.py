@@ -1,8 +1,9 @@
 """The private search: the best of a random number of private runs, one ledger event.
 
-fit(X, y): check parameters -> candidates (public) -> a seeded split of the indices into
-training and validation parts (public) -> each candidate's planned events at a trial
-epsilon (``planning``: nothing read) -> the largest per-run epsilon whose SelectionEvent
+fit(X, y): check parameters -> candidates (public) -> a seeded split of the data into
+training and validation parts (public; the estimator's split protocol, ``splits``) -> each
+candidate's planned events at a trial epsilon (``planning``: nothing read) -> the largest
+per-run epsilon whose SelectionEvent
 fits the search's share, and the refit's epsilon -> budget.check -> K runs, K drawn from
 its law and never published -> spend the SelectionEvent -> refit (its own events).
 """
@@ -16,14 +17,15 @@ import numpy as np
 from sklearn.base import MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
-from geomstats_dp._backend import get_rng, to_numpy
+from geomstats_dp._backend import get_rng
 from geomstats_dp._validation import check_positive_finite, check_probability
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.model_selection.calibration import largest_epsilon
 from geomstats_dp.model_selection.planning import planned_events
-from geomstats_dp.model_selection.scores import clipped_mean, score_mechanism
-from geomstats_dp.model_selection.validation_losses import record_losses
+from geomstats_dp.model_selection.scores import score_mechanism
+from geomstats_dp.model_selection.splits import split_class
 from geomstats_dp.privacy import (
+    ApproxDPEvent,
     PrivacyBudget,
     PrivacyLeakWarning,
     SelectionEvent,
@@ -100,11 +102,6 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                     f"estimator must be an estimator of geomstats_dp with a {name!r} "
                     f"parameter, got {type(self.estimator).__name__}"
                 )
-        if not getattr(self.estimator, "_searchable", True):
-            raise TypeError(
-                f"estimator {type(self.estimator).__name__} cannot be searched: its data "
-                "are not one set of records that a train/validation split applies to"
-            )
         if isinstance(self.runs, str) and self.runs in RUN_LAWS:
             return RUN_LAWS[self.runs]
         if (isinstance(self.runs, (int, float)) and not isinstance(self.runs, bool)
@@ -141,8 +138,10 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
 
         Parameters
         ----------
-        X : array-like, shape=[n_samples, ...]
-            The records (n_samples public; the training part needs >= 2).
+        X : array-like, shape=[n_samples, ...]; or list of array-like for PriRFed
+            The records (n_samples public; the training part needs >= 2); for
+            ``PriRFed``, the agents' records, each agent's split in the same way
+            (``federated.search_split``).
         y : array-like, shape=[n_samples, ...], optional
             Targets, for estimators fitted on (X, y).
 
@@ -154,23 +153,25 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         shape = self._check_params()
         rng = get_rng(self.random_state, secure=self._secure)
         candidates = self._checked_candidates(rng)
-        splits = _Splits(X, y, self.validation_fraction, rng)
+        splits = split_class(self.estimator)(X, y, self.validation_fraction, rng)
         refit_seed = int(rng.integers(2**31 - 1))  # drawn before K: it does not depend on it
         mean = float(self.mean_runs or RUNS_PER_CANDIDATE * len(candidates))
         mechanism = score_mechanism(self.score_method)
         with _public_warnings():
-            run_epsilon, selection = self._calibrate_search(candidates, splits, mechanism,
-                                                            mean, shape)
-            refit_epsilon, refit_events = self._calibrate_refit(candidates, splits,
-                                                                selection)
+            run_epsilon, (selection, charged) = self._calibrate_search(
+                candidates, splits, mechanism, mean, shape)
+            refit_epsilon, refit_delta, refit_events = self._calibrate_refit(
+                candidates, splits, selection)
         budget.check(selection, *refit_events)
-        best = self._select(candidates, splits, mechanism, selection, run_epsilon, rng)
+        best = self._select(candidates, splits, mechanism, (selection, charged),
+                            run_epsilon, rng)
         budget.spend(selection)
         self._set_fitted(candidates, best, selection, run_epsilon, budget)
         self.refit_epsilon_ = refit_epsilon
         if self.refit:
             self.best_estimator_ = self._refit(candidates[self.best_index_], splits,
-                                               refit_epsilon, budget, refit_seed)
+                                               (refit_epsilon, refit_delta), budget,
+                                               refit_seed)
             self.events_ += getattr(self.best_estimator_, "events_", ())  # SP: none
         return self
 
@@ -179,70 +180,87 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         """Whether the estimator draws from the operating system's entropy."""
         return bool(self.estimator.get_params(deep=False).get("secure", False))
 
-    def _candidate(self, params, epsilon, budget, random_state):
-        """A fresh estimator with the candidate's settings, fitted at ``epsilon``."""
+    def _candidate(self, params, epsilon, budget, random_state, delta=None):
+        """A fresh estimator with the candidate's settings, fitted at ``epsilon`` and
+        ``delta`` (default the search's)."""
         estimator = clone(self.estimator).set_params(
             **params, budget=budget, random_state=None if self._secure else random_state)
         if epsilon is not None:
-            estimator.set_params(epsilon=epsilon, delta=self.delta)
+            estimator.set_params(epsilon=epsilon,
+                                 delta=self.delta if delta is None else delta)
         return estimator
 
-    def _run_events(self, candidates, splits, epsilon):
-        """Planned events of one run of each candidate at ``epsilon`` (nothing read)."""
-        return tuple(
-            planned_events(splits.run, self._candidate(params, epsilon, None, None))
-            for params in candidates
-        )
-
     def _selection(self, candidates, splits, mechanism, mean, shape, epsilon):
+        """(SelectionEvent, each candidate's charged events) of runs at ``epsilon``.
+
+        The selection's ledgers are the runs' RDP ledgers (``splits.run_cost``: one per
+        candidate for a record split, one per agent plan for PriRFed); nothing is read.
+        """
+        costs = [splits.run_cost(self._candidate(params, epsilon, None, None))
+                 for params in candidates]
         score = mechanism.events(epsilon, self.delta, self.loss_bound / splits.n_validation,
                                  f"{type(self).__name__}: private score")
-        return SelectionEvent(self._run_events(candidates, splits, epsilon), score, mean,
-                              shape, label=f"{type(self).__name__}: best of K runs")
+        ledgers = tuple(ledger for _, run_ledgers in costs for ledger in run_ledgers)
+        selection = SelectionEvent(ledgers, score, mean, shape,
+                                   label=f"{type(self).__name__}: best of K runs")
+        return selection, [charged for charged, _ in costs]
 
     def _calibrate_search(self, candidates, splits, mechanism, mean, shape):
-        """The per-run epsilon and SelectionEvent that fit the search's share."""
+        """The per-run epsilon, and the SelectionEvent and charged events at it, that fit
+        the search's share."""
         target = self.epsilon * (1 - self.refit_fraction if self.refit else 1.0)
 
         def cost(epsilon):
-            event = self._selection(candidates, splits, mechanism, mean, shape, epsilon)
+            event, _ = self._selection(candidates, splits, mechanism, mean, shape, epsilon)
             return compose([event], self.delta).epsilon
 
         epsilon = largest_epsilon(cost, target, "search")
         return epsilon, self._selection(candidates, splits, mechanism, mean, shape, epsilon)
 
     def _calibrate_refit(self, candidates, splits, selection):
-        """Refit epsilon (one for every candidate) and the costliest candidate's events.
+        """Refit epsilon (one for every candidate), delta, and the costliest candidate's
+        events.
 
-        None and () when the refit is off or the estimator's fit releases nothing.
+        A refit that charges an (epsilon, delta) event (``ApproxDPEvent``: PriRFed) states
+        its own delta, which must leave the selection a share: it is fitted at
+        ``refit_fraction`` delta; any other refit at the search's delta. (None, None, ())
+        when the refit is off or the estimator's fit releases nothing.
         """
         if not self.refit:
-            return None, ()
+            return None, None, ()
 
-        def refits(epsilon):
+        def refits(epsilon, delta):
             return [
-                planned_events(splits.fit_all, self._candidate(params, epsilon, None, None))
+                planned_events(splits.fit_all,
+                               self._candidate(params, epsilon, None, None, delta))
                 for params in candidates
             ]
 
+        planned = refits(self.epsilon, self.delta)
+        if not any(planned):
+            return None, None, ()
+        approx = any(isinstance(event, ApproxDPEvent) for events in planned for event in events)
+        delta = self.refit_fraction * self.delta if approx else self.delta
+
         def cost(epsilon):
             return max(compose((selection, *events), self.delta).epsilon
-                       for events in refits(epsilon))
+                       for events in refits(epsilon, delta))
 
-        if not any(refits(self.epsilon)):
-            return None, ()
         epsilon = largest_epsilon(cost, self.epsilon, "refit")
-        costliest = max(refits(epsilon),
+        costliest = max(refits(epsilon, delta),
                         key=lambda events: compose((selection, *events), self.delta).epsilon)
-        return epsilon, costliest
+        return epsilon, delta, costliest
 
-    def _select(self, candidates, splits, mechanism, selection, epsilon, rng):
+    def _select(self, candidates, splits, mechanism, planned, epsilon, rng):
         """Run K times; return (candidate index, fitted estimator, score) of the best run.
+
+        ``planned`` is (the SelectionEvent, each candidate's charged events).
 
         A run whose iterate fails numerically (LinAlgError, a function of its noisy
         iterates) scores -inf. (0, None, nan) when no run succeeds (K = 0 under the Poisson
         law): the first candidate, a public fallback.
         """
+        selection, charged = planned
         best = (0, None, -math.inf)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -255,13 +273,13 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                     losses = splits.run(estimator)
                 except np.linalg.LinAlgError:  # the run's iterate failed: the worst score
                     continue
-                if not _same_cost(ledger.events, selection.candidates[index]):
+                if not _same_cost(ledger.events, charged[index]):
                     raise RuntimeError(
                         f"candidate {index} charged other events than it planned; its "
                         "estimator does not check its whole release before reading data"
                     )
-                score = -(clipped_mean(losses, self.loss_bound)
-                          + mechanism.noise(selection.score[0], rng))
+                score = -splits.noisy_loss(losses, self.loss_bound, mechanism,
+                                           selection.score[0], rng)
                 if score > best[2]:
                     best = (index, estimator, score)
         _reemit_leaks(caught)
@@ -289,12 +307,13 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         self.events_ = (selection,)
         self.budget_ = budget
 
-    def _refit(self, params, splits, epsilon, budget, seed):
-        """Fit the chosen candidate on all data; seeded by the estimator's random_state,
-        else by the search's."""
+    def _refit(self, params, splits, guarantee, budget, seed):
+        """Fit the chosen candidate on all data at ``guarantee`` (epsilon, delta); seeded
+        by the estimator's random_state, else by the search's."""
         random_state = self.estimator.random_state
-        estimator = self._candidate(params, epsilon, budget,
-                                    seed if random_state is None else random_state)
+        estimator = self._candidate(params, guarantee[0], budget,
+                                    seed if random_state is None else random_state,
+                                    guarantee[1])
         splits.fit_all(estimator)
         estimator.set_params(random_state=random_state)
         return estimator
@@ -312,44 +331,6 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         return self.best_estimator_.transform(X)
 
 
-class _Splits:
-    """The public split of (X, y) into training and validation indices, and the runs on it."""
-
-    def __init__(self, X, y, validation_fraction, rng):
-        self.X = to_numpy(X)
-        self.y = None if y is None else to_numpy(y)
-        n_samples = len(self.X)
-        if self.y is not None and len(self.y) != n_samples:
-            raise ValueError(f"y must hold one row per row of X ({n_samples}), got "
-                             f"{len(self.y)}")
-        self.n_validation = max(1, round(validation_fraction * n_samples))
-        if n_samples - self.n_validation < 2:
-            raise ValueError(
-                f"X must hold enough records for a training part of >= 2 and a validation "
-                f"part of {self.n_validation} (validation_fraction), got {n_samples}"
-            )
-        order = np.argsort(rng.random(n_samples), kind="stable")
-        self.validation = np.sort(order[: self.n_validation])
-        self.train = np.sort(order[self.n_validation:])
-
-    def _part(self, indices):
-        return self.X[indices], None if self.y is None else self.y[indices]
-
-    def run(self, estimator):
-        """Fit on the training part; return the per-record validation losses.
-
-        For PrivateStructuredPrediction the losses need predictions, which are the release
-        (and charge the estimator's budget).
-        """
-        X, y = self._part(self.train)
-        estimator.fit(X) if y is None else estimator.fit(X, y)
-        return record_losses(estimator, *self._part(self.validation))
-
-    def fit_all(self, estimator):
-        """Fit on every record."""
-        estimator.fit(self.X) if self.y is None else estimator.fit(self.X, self.y)
-
-
 @contextlib.contextmanager
 def _public_warnings():
     """Show each distinct warning of the planning (public quantities only) once."""
@@ -365,8 +346,17 @@ def _public_warnings():
 
 
 def _same_cost(charged, planned):
-    """Whether two ledgers have the same RDP curve (labels and stated scales aside)."""
-    return np.allclose(ledger_rdp(charged), ledger_rdp(planned), rtol=1e-9, atol=0.0)
+    """Whether two ledgers charge the same: the same (epsilon, delta) events, and the same
+    RDP curve of the others (labels and stated scales aside)."""
+    def split(events):
+        approx = sorted((e.epsilon, e.delta) for e in events if isinstance(e, ApproxDPEvent))
+        return (np.reshape(approx, (-1, 2)),
+                ledger_rdp([e for e in events if not isinstance(e, ApproxDPEvent)]))
+
+    (charged_approx, charged_rdp), (planned_approx, planned_rdp) = split(charged), split(planned)
+    return (charged_approx.shape == planned_approx.shape
+            and np.allclose(charged_approx, planned_approx, rtol=1e-9, atol=0.0)
+            and np.allclose(charged_rdp, planned_rdp, rtol=1e-9, atol=0.0))
 
 
 def _reemit_leaks(caught):

@@ -64,11 +64,16 @@ def score_mechanism(method):
     return SCORE_METHODS[method]
 
 
-def clipped_mean(losses, loss_bound):
-    """Mean of ``losses`` clipped to [0, loss_bound] (a non-finite loss counts as the bound)."""
+def clipped_losses(losses, loss_bound):
+    """``losses`` clipped to [0, loss_bound] (a non-finite loss counts as the bound)."""
     losses = np.nan_to_num(np.asarray(losses, dtype=np.float64), nan=loss_bound,
                            posinf=loss_bound, neginf=0.0)
-    return float(np.clip(losses, 0.0, loss_bound).mean())
+    return np.clip(losses, 0.0, loss_bound)
+
+
+def clipped_mean(losses, loss_bound):
+    """Mean of ``losses`` clipped to [0, loss_bound] (a non-finite loss counts as the bound)."""
+    return float(clipped_losses(losses, loss_bound).mean())
 
 
 def private_score(estimator, X, y=None, *, epsilon, loss_bound, delta=0.0, method="laplace",

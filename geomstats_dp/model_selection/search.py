@@ -10,6 +10,11 @@ and never published, and releases only the best run: its candidate, its score an
 fitted estimator. The whole search is one ``SelectionEvent`` in the ledger, accounted by
 Papernot & Steinke (2022, Thms. 2 and 6) on the RDP curves of the runs' events. The refit
 on all data (``refit=True``) is the estimator's own release, charged as its own events.
+
+PriRFed (a list of agents' datasets) is searched through the split protocol
+(``splits``): each agent's records are split, the score is each agent's clipped loss sum
+with the agent's own noise, summed by the server, under PriRFed's record-level
+replace-one adjacency within an agent (``geomstats_dp.federated.search_split``).
 """
 
 from sklearn.model_selection import ParameterGrid, ParameterSampler
@@ -31,10 +36,12 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
     Parameters
     ----------
     estimator : estimator of geomstats_dp
-        PrivateFrechetMean, PrivateERM, PrivatePCA, PrivateMatrixCompletion or
-        PrivateStructuredPrediction (any estimator with ``epsilon``, ``delta``, ``budget``
-        and ``random_state`` parameters that checks its whole release before reading
-        data). It is cloned; its own epsilon and delta are replaced by the search's.
+        PrivateFrechetMean, PrivateERM, PrivatePCA, PrivateMatrixCompletion,
+        PrivateStructuredPrediction or PriRFed (any estimator with ``epsilon``, ``delta``,
+        ``budget`` and ``random_state`` parameters that checks its whole release before
+        reading data). It is cloned; its own epsilon and delta are replaced by the
+        search's (a refit that charges an (epsilon, delta) event, PriRFed's, is fitted at
+        ``refit_fraction`` delta).
     param_grid : dict or list of dict
         As scikit-learn's ``ParameterGrid``; public.
     epsilon : float

@@ -74,9 +74,15 @@ def _laplace_mean():
     return estimator, {"radius": [0.45, 0.5]}, (X,), 2.0  # the Laplace solver: r < pi / 6
 
 
+def _prirfed():
+    rng = np.random.default_rng(5)
+    agents = [rng.uniform(-1, 1, (size, 2)) for size in (20, 30, 40)]
+    return PriRFed(Euclidean(2), clip_norm=2.0), {"n_rounds": [1, 3]}, (agents,), 4.0
+
+
 CASES = {"pca": _pca, "matrix_completion": _matrix_completion,
          "structured_prediction": _structured_prediction, "erm": _erm,
-         "laplace_mean": _laplace_mean}
+         "laplace_mean": _laplace_mean, "prirfed": _prirfed}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -143,13 +149,3 @@ def test_prirfed_losses_are_half_squared_distances():
     held_out = rng.uniform(-1, 1, (10, 2))
     expected = ((held_out - to_numpy(estimator.estimate_)) ** 2).sum(axis=1) / 2
     np.testing.assert_allclose(record_losses(estimator, held_out), expected, atol=1e-10)
-
-
-def test_a_federated_estimator_is_refused_before_anything_is_read():
-    budget = PrivacyBudget(5.0, 1e-5)
-    search = PrivateGridSearchCV(PriRFed(Euclidean(2), clip_norm=1.0),
-                                 {"n_rounds": [1, 3]}, epsilon=1.0, loss_bound=4.0,
-                                 budget=budget)
-    with pytest.raises(TypeError, match="PriRFed cannot be searched"):
-        search.fit([np.zeros((10, 2)), np.ones((12, 2))])
-    assert budget.events == ()

@@ -13,7 +13,7 @@ from sklearn.base import clone
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV
-from geomstats_dp.model_selection import _search as search_module
+from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.model_selection.scores import LaplaceScore
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.privacy import (
@@ -83,15 +83,21 @@ def test_without_refit_the_best_run_is_released_and_charged_as_planned():
     assert search.refit_epsilon_ is None
 
 
-def test_score_noise_is_the_calibrated_laplace(monkeypatch):
+def recorded_score_noise(monkeypatch, mechanism_class):
+    """The list of the events whose noise ``mechanism_class.noise`` draws from now on."""
     drawn = []
-    original = LaplaceScore.noise
+    original = mechanism_class.noise
 
     def noise(mechanism, event, rng):
         drawn.append(event)
         return original(mechanism, event, rng)
 
-    monkeypatch.setattr(LaplaceScore, "noise", noise)
+    monkeypatch.setattr(mechanism_class, "noise", noise)
+    return drawn
+
+
+def test_score_noise_is_the_calibrated_laplace(monkeypatch):
+    drawn = recorded_score_noise(monkeypatch, LaplaceScore)
     search = _search().fit(_data(n_samples=120))
     n_validation = 30  # validation_fraction 0.25 of 120
     assert drawn, "no run was made"
@@ -101,21 +107,30 @@ def test_score_noise_is_the_calibrated_laplace(monkeypatch):
         assert event.epsilon == pytest.approx(search.run_epsilon_)
 
 
-def test_refused_before_any_data_value_is_read(monkeypatch):
+def assert_refused_unread(monkeypatch, losses_module, search, corrupted):
+    """``search.fit(corrupted)`` (its budget nearly spent) raises BudgetExceededError
+    without reading a data value (a loss check, value, gradient or validation loss) and
+    charges nothing."""
     calls = []
     for name in ("check_data", "values", "gradients"):  # every read of the data's values
         monkeypatch.setattr(SquaredDistanceLoss, name,
                             lambda *args, name=name: calls.append(name))
-    monkeypatch.setattr(search_module, "record_losses",
+    monkeypatch.setattr(losses_module, "record_losses",
                         lambda *args: calls.append("losses") or np.zeros(1))
+    events = search.budget.events
+    with pytest.raises(BudgetExceededError):
+        search.fit(corrupted)
+    assert calls == []
+    assert search.budget.events == events
+
+
+def test_refused_before_any_data_value_is_read(monkeypatch):
     budget = PrivacyBudget(1.0, 1e-5)
     budget.spend(0.9)
     corrupted = to_numpy(_data())
     corrupted[3, 0] = np.nan  # a value check would raise ValueError
-    with pytest.raises(BudgetExceededError):
-        _search(epsilon=1.0, budget=budget).fit(corrupted)
-    assert calls == []
-    assert len(budget.events) == 1
+    assert_refused_unread(monkeypatch, splits_module, _search(epsilon=1.0, budget=budget),
+                          corrupted)
 
 
 def _public(search, caught):

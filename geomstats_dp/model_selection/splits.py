@@ -1,0 +1,96 @@
+"""How the search splits an estimator's data and scores a run: the split protocol.
+
+The search never looks inside the data itself: it asks a *split* object, built from
+``(X, y, validation_fraction, rng)`` before any data value is read, for
+
+- ``n_validation``: the public number of validation records (the score's sensitivity is
+  ``loss_bound / n_validation``);
+- ``run_cost(estimator)``: ``(charged, ledgers)``, the events one run's fit charges to its
+  budget (learnt by stopping the fit at its budget check, ``planning``) and the RDP
+  ledgers of GaussianEvent or PureEvent that bound one record's privacy loss in that fit
+  (one ledger per group of records with its own noise; the SelectionEvent takes the
+  largest at each order);
+- ``run(estimator)``: fit on the training part; the validation losses;
+- ``noisy_loss(losses, loss_bound, mechanism, event, rng)``: the released clipped mean
+  validation loss, noise included (the score is minus it);
+- ``fit_all(estimator)``: fit on every record (the refit).
+
+``RecordSplit`` is the split of one dataset's records (every estimator of
+``geomstats_dp.learning``). An estimator whose data are not one set of records names its
+split class in its class attribute ``_search_split``: ``PriRFed``'s is
+``geomstats_dp.federated.search_split.AgentSplit``, which splits each agent's records.
+"""
+
+import numpy as np
+
+from geomstats_dp._backend import to_numpy
+from geomstats_dp.model_selection.planning import planned_events
+from geomstats_dp.model_selection.scores import clipped_mean
+from geomstats_dp.model_selection.validation_losses import record_losses
+
+
+def split_class(estimator):
+    """The split protocol's class for ``estimator``'s data (``RecordSplit`` by default)."""
+    return getattr(type(estimator), "_search_split", RecordSplit)
+
+
+class RecordSplit:
+    """A seeded split of (X, y) into training and validation records, and the runs on it.
+
+    Parameters
+    ----------
+    X : array-like, shape=[n_samples, ...]
+    y : array-like, shape=[n_samples, ...] or None
+    validation_fraction : float
+        In (0, 1): n_validation = max(1, round(fraction n_samples)).
+    rng : numpy.random.Generator or SecureGenerator
+        The search's; one ``random()`` per record (public: the indices only).
+    name : str
+        How the error messages name X.
+    """
+
+    def __init__(self, X, y, validation_fraction, rng, name="X"):
+        self.X = to_numpy(X)
+        self.y = None if y is None else to_numpy(y)
+        n_samples = len(self.X)
+        if self.y is not None and len(self.y) != n_samples:
+            raise ValueError(f"y must hold one row per row of {name} ({n_samples}), got "
+                             f"{len(self.y)}")
+        self.n_validation = max(1, round(validation_fraction * n_samples))
+        if n_samples - self.n_validation < 2:
+            raise ValueError(
+                f"{name} must hold enough records for a training part of >= 2 and a "
+                f"validation part of {self.n_validation} (validation_fraction), got "
+                f"{n_samples}"
+            )
+        order = np.argsort(rng.random(n_samples), kind="stable")
+        self.validation = np.sort(order[: self.n_validation])
+        self.train = np.sort(order[self.n_validation:])
+
+    def part(self, indices):
+        """(X, y) of the records at ``indices`` (y None without targets)."""
+        return self.X[indices], None if self.y is None else self.y[indices]
+
+    def run_cost(self, estimator):
+        """(charged events, (charged events,)): a record is in one fit, whose events are
+        its RDP ledger."""
+        charged = planned_events(self.run, estimator)
+        return charged, (charged,)
+
+    def run(self, estimator):
+        """Fit on the training part; return the per-record validation losses.
+
+        For PrivateStructuredPrediction the losses need predictions, which are the release
+        (and charge the estimator's budget).
+        """
+        X, y = self.part(self.train)
+        estimator.fit(X) if y is None else estimator.fit(X, y)
+        return record_losses(estimator, *self.part(self.validation))
+
+    def noisy_loss(self, losses, loss_bound, mechanism, event, rng):
+        """The clipped mean of ``losses`` plus one draw of the score's noise."""
+        return clipped_mean(losses, loss_bound) + mechanism.noise(event, rng)
+
+    def fit_all(self, estimator):
+        """Fit on every record."""
+        estimator.fit(self.X) if self.y is None else estimator.fit(self.X, self.y)
