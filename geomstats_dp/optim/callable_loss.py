@@ -22,6 +22,7 @@ import numpy as np
 from geomstats_dp._backend import as_numpy, to_backend
 from geomstats_dp._validation import check_positive_finite
 from geomstats_dp.optim.dummy import dummy_points, dummy_records, row_shapes
+from geomstats_dp.optim.euclidean_sums import MAX_DIM
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 from geomstats_dp.optim.losses import (
     AUTODIFF_BACKENDS,
@@ -30,6 +31,7 @@ from geomstats_dp.optim.losses import (
     backend_name,
     forward_differences,
 )
+from geomstats_dp.optim.point_jacobian import point_jacobian
 from geomstats_dp.optim.samples import PairedSamples
 
 GRADIENT_KINDS = ("riemannian", "euclidean")
@@ -113,21 +115,33 @@ class CallableLoss(AutodiffLoss):
     def gradients(self, point, data):
         """Gradients for each sample, shape=[k, *space.shape] (``tangent_gradients``
         projects a user's "riemannian" gradients onto the tangent space)."""
-        self._try_on_dummy_records(point, data)
         if self.gradient is None:
-            return super().gradients(point, data)
+            return super().gradients(point, data)  # tries the dummy records first
+        self._try_on_dummy_records(point, data)
         grads = self._at_point(self.gradient, point, data, tuple(self.space.shape))
         if self.gradient_kind == "euclidean":
             return riemannian_gradient(self.space, grads, point)
         return grads
 
+    def gradient_sums(self, point):
+        """As ``AutodiffLoss.gradient_sums`` for derived gradients; a closed-form
+        ``gradient`` goes the way of ``PerSampleLoss.gradient_sums``."""
+        if self.gradient is None:
+            return super().gradient_sums(point)
+        return PerSampleLoss.gradient_sums(self, point)
+
     def euclidean_gradients(self, point, data):
-        """Derived gradients in the ambient coordinates, shape=[k, *space.shape]:
-        autodiff on paired rows, or forward differences of one-point batched calls."""
-        if self.differentiation == "autodiff":
-            return super().euclidean_gradients(point, data)
-        return forward_differences(lambda at: self.values(at, data), point,
-                                   tuple(self.space.shape), self.fd_step)
+        """Derived gradients in the ambient coordinates, shape=[k, *space.shape]: forward
+        differences of one-point batched calls (numpy), the Jacobian of one-point batched
+        calls (``point_jacobian``) where it pays and agrees, else autodiff on paired rows."""
+        self._try_on_dummy_records(point, data)
+        evaluate = lambda at: self.values(at, data)  # noqa: E731
+        if self.differentiation == "finite_differences":
+            return forward_differences(evaluate, point, tuple(self.space.shape),
+                                       self.fd_step)
+        if self._jacobian_at_point(point, data):
+            return point_jacobian(evaluate, point)
+        return super().euclidean_gradients(point, data)
 
     def _loss_rows(self, points, samples):
         """The callable on paired rows (what autodiff differentiates): [k] losses."""
@@ -174,6 +188,33 @@ class CallableLoss(AutodiffLoss):
             self._forms[key] = _same_as_records(function, batched_points, points, dummy,
                                                 shape)
         return self._forms[key]
+
+    def _jacobian_at_point(self, point, data):
+        """Whether autodiff takes the Jacobian at one point (``point_jacobian``), decided
+        once per record shape on dummy records: on spaces of at most ``MAX_DIM`` ambient
+        coordinates, for a callable that broadcasts at one point and whose Jacobian there
+        equals the gradient of the sum at replicated points (to 1e-9)."""
+        key = ("jacobian", row_shapes(data))
+        if key not in self._forms:
+            self._forms[key] = (
+                math.prod(self.space.shape) <= MAX_DIM
+                and self._agrees(_ONE_POINT, self.sample_function, point, data, ())
+                and self._jacobian_matches(to_backend(as_numpy(_untracked(point))), data)
+            )
+        return self._forms[key]
+
+    def _jacobian_matches(self, point, data):
+        """Whether ``point_jacobian`` runs and equals autodiff at replicated points on
+        dummy records shaped like ``data``."""
+        dummy = dummy_records(self.space, data, point)
+        try:
+            at_point = point_jacobian(lambda at: self.values(at, dummy), point)
+            replicated = AutodiffLoss.euclidean_gradients(self, point, dummy)
+        except Exception:  # noqa: BLE001 - the replicated route is then used
+            return False
+        at_point, replicated = as_numpy(at_point), as_numpy(replicated)
+        return bool(np.isfinite(replicated).any()) and np.allclose(
+            at_point, replicated, rtol=1e-9, atol=1e-12, equal_nan=True)
 
     def _try_on_dummy_records(self, point, data):
         """Once per record shape, compute the gradients of dummy records at ``point``
