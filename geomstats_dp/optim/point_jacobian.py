@@ -58,20 +58,24 @@ def _torch_columns(evaluate, point, units):
     import torch
 
     at = point.detach().requires_grad_(True)
-    with torch.enable_grad():
+    with torch.enable_grad(), warnings.catch_warnings():
+        # an operation without a batching rule is looped over the directions: same values
+        warnings.filterwarnings("ignore", "There is a performance drop")
         values = evaluate(at)
         cotangent = torch.zeros_like(values, requires_grad=True)
         vjp = _grad(values, at, cotangent, create_graph=True)
-        columns = [_grad(vjp, cotangent, unit, retain_graph=True) for unit in units]
-    return [column.detach() for column in columns]
+        columns = _grad(vjp, cotangent, units, is_grads_batched=True)  # all directions
+    return list(columns.detach())
 
 
 def _grad(output, wrt, direction, **options):
-    """d<output, direction>/d wrt; zero where ``output`` does not depend on ``wrt``."""
+    """d<output, direction>/d wrt, zero where ``output`` does not depend on ``wrt``
+    (a batch of them for a batch of directions, ``is_grads_batched``)."""
     import torch
 
     if not output.requires_grad:
-        return torch.zeros_like(wrt)
+        batch = direction.shape[:1] if options.get("is_grads_batched") else ()
+        return torch.zeros(batch + wrt.shape, dtype=wrt.dtype)
     (grad,) = torch.autograd.grad(output, wrt, direction, allow_unused=True,
                                   materialize_grads=True, **options)
     return grad
