@@ -141,7 +141,7 @@ class CallableLoss(AutodiffLoss):
         differences of one-point batched calls (numpy), the Jacobian of one-point batched
         calls (``point_jacobian``) where it pays and agrees, else autodiff on paired rows."""
         self._try_on_dummy_records(point, data)
-        evaluate = lambda at: self.values(at, data)  # noqa: E731
+        evaluate = lambda at: self.values(at, data)
         if self.differentiation == "finite_differences":
             return forward_differences(evaluate, point, tuple(self.space.shape),
                                        self.fd_step)
