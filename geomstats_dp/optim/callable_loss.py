@@ -129,12 +129,9 @@ class CallableLoss(AutodiffLoss):
             return riemannian_gradient(self.space, grads, point)
         return grads
 
-    def gradient_sums(self, point):
-        """As ``AutodiffLoss.gradient_sums`` for derived gradients; a closed-form
-        ``gradient`` goes the way of ``PerSampleLoss.gradient_sums``."""
-        if self.gradient is None:
-            return super().gradient_sums(point)
-        return PerSampleLoss.gradient_sums(self, point)
+    def _derived_gradients(self):
+        """Whether ``gradients`` converts ``euclidean_gradients`` (no closed form)."""
+        return self.gradient is None
 
     def euclidean_gradients(self, point, data):
         """Derived gradients in the ambient coordinates, shape=[k, *space.shape]: forward

@@ -282,13 +282,18 @@ class AutodiffLoss(PerSampleLoss):
         """As ``PerSampleLoss.gradient_sums``; on spaces of at most ``MAX_DIM`` ambient
         coordinates the Euclidean gradients are converted, and their norms taken, through
         one matrix at ``point`` (``EuclideanGradientSums``): the same tangent vectors and
-        norms, without a conversion and a metric evaluation per sample."""
-        if math.prod(self.space.shape) > MAX_DIM:
+        norms, without a conversion and a metric evaluation per sample (unless
+        ``gradients`` is overridden)."""
+        if math.prod(self.space.shape) > MAX_DIM or not self._derived_gradients():
             return super().gradient_sums(point)
         return EuclideanGradientSums(
             self.space, point,
             lambda data: self._by_record_on_failure(self.euclidean_gradients, point, data),
         )
+
+    def _derived_gradients(self):
+        """Whether ``gradients`` converts ``euclidean_gradients``."""
+        return type(self).gradients is AutodiffLoss.gradients
 
 
 def forward_differences(evaluate, at, shape, step):

@@ -14,7 +14,7 @@ from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.optim import CallableLoss, riemannian_gradient
+from geomstats_dp.optim import AutodiffLoss, CallableLoss, riemannian_gradient
 from geomstats_dp.optim.euclidean_sums import MAX_DIM, EuclideanGradientSums
 from tests.conftest import BACKEND
 from tests.optim.spaces import SPACE_FACTORIES
@@ -164,3 +164,19 @@ def test_jacobian_at_one_point_is_used_where_it_agrees(function, one_point):
     expected, _ = _generic_sums(
         space, point, spd_trace_gradient(point, data), gs.ones(int(data.shape[0])))
     np.testing.assert_allclose(to_numpy(norms), expected, rtol=1e-9)
+
+
+def test_an_overridden_gradients_is_what_is_clipped():
+    space, point, data, _, _ = _spd_case(2)
+    differentiation = "autodiff" if AUTODIFF else "finite_differences"
+
+    class Doubled(AutodiffLoss):
+        def gradients(self, point, data):
+            return 2 * super().gradients(point, data)
+
+    derived = AutodiffLoss(space, spd_trace_loss, differentiation=differentiation)
+    doubled = Doubled(space, spd_trace_loss, differentiation=differentiation)
+    with np.errstate(invalid="ignore"):
+        norms = to_numpy(derived.gradient_sums(point)(data)[0])
+        doubled_norms = to_numpy(doubled.gradient_sums(point)(data)[0])
+    np.testing.assert_allclose(doubled_norms, 2 * norms, rtol=1e-12)
