@@ -15,7 +15,6 @@ import math
 
 import geomstats.backend as gs
 
-from geomstats_dp.optim.clipping import zero_nonfinite
 from geomstats_dp.optim.gradients import conversion_matrix
 
 # Largest prod(space.shape) on which losses with derived Euclidean gradients use
@@ -64,9 +63,12 @@ class EuclideanGradientSums:
             =[*space.shape], the terms of non-finite norm counted as zero.
         """
         grads = gs.reshape(self.euclidean_gradients(data), (-1, self.gram.shape[0]))
+        finite = gs.amax(gs.abs(grads), axis=-1) < math.inf  # False for inf and NaN
+        # zeroed before any product: inf * 0 would warn, for one record's value
+        grads = gs.where(finite[:, None], grads, gs.zeros_like(grads))
         squared = gs.sum(gs.matmul(grads, self.gram) * grads, axis=-1)
-        norms = gs.sqrt(gs.maximum(squared, gs.zeros_like(squared)))  # NaN stays NaN
-        grads = zero_nonfinite(grads, norms)
+        norms = gs.sqrt(gs.maximum(squared, gs.zeros_like(squared)))
+        norms = gs.where(finite, norms, gs.ones_like(norms) * math.nan)
 
         def weighted_sum(coefficients):
             combined = gs.matmul(gs.matmul(coefficients[None], grads), self.basis)
