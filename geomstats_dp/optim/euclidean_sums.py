@@ -14,7 +14,9 @@ multiplies matrices for every sample); on large ones the d^2 per sample is not.
 import math
 
 import geomstats.backend as gs
+import numpy as np
 
+from geomstats_dp.optim.clipping import zero_nonfinite
 from geomstats_dp.optim.gradients import conversion_matrix
 
 # Largest prod(space.shape) on which losses with derived Euclidean gradients use
@@ -44,6 +46,7 @@ class EuclideanGradientSums:
         gram = space.metric.inner_product(left, right, point)
         self.gram = gs.reshape(gram, (dim, dim))
         self.basis = gs.reshape(basis, (dim, dim))
+        self.ones = gs.ones((dim, 1))
         self.euclidean_gradients = euclidean_gradients
 
     def __call__(self, data):
@@ -63,12 +66,12 @@ class EuclideanGradientSums:
             =[*space.shape], the terms of non-finite norm counted as zero.
         """
         grads = gs.reshape(self.euclidean_gradients(data), (-1, self.gram.shape[0]))
-        finite = gs.amax(gs.abs(grads), axis=-1) < math.inf  # False for inf and NaN
-        # zeroed before any product: inf * 0 would warn, for one record's value
-        grads = gs.where(finite[:, None], grads, gs.zeros_like(grads))
-        squared = gs.sum(gs.matmul(grads, self.gram) * grads, axis=-1)
+        with np.errstate(invalid="ignore", over="ignore"):  # a record's inf: no warning
+            squared = gs.sum(gs.matmul(grads, self.gram) * grads, axis=-1)
+            finite = gs.abs(gs.matmul(grads, self.ones)[:, 0]) < math.inf  # False: inf, NaN
         norms = gs.sqrt(gs.maximum(squared, gs.zeros_like(squared)))
         norms = gs.where(finite, norms, gs.ones_like(norms) * math.nan)
+        grads = zero_nonfinite(grads, norms)
 
         def weighted_sum(coefficients):
             combined = gs.matmul(gs.matmul(coefficients[None], grads), self.basis)
