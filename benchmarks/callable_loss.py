@@ -4,18 +4,20 @@ The loss is the Gaussian negative log-likelihood of a covariance X at P on SPD(2
 affine-invariant metric, f(P; X) = tr(P^-1 X) + log det P (minimised at the mean of the
 X), on 10,992 generated 2 x 2 covariances (the size of the UCI pen-digits covariances);
 its Riemannian gradient is P - X. One private fit (DP-RGD, epsilon = 1, delta = 1e-5,
-C = 5, the default 15 steps from the identity) per route, best of 3 wall times, in one
-fresh single-threaded process per backend:
+C = 5, the default 15 steps from the identity) per route, best of 5 wall times (the
+repeats taken round the routes in turn), in one fresh single-threaded process per
+backend:
 
 - ``per_sample_loss``: a ``PerSampleLoss`` subclass with batched values and gradients;
 - ``callable_gradient``: ``PrivateERM(space, loss, gradient=...)``, a callable written
   with ``geomstats.backend`` that broadcasts over rows, and its closed-form gradient;
-- ``callable_derived``: the same callable without a gradient: autodiff of the sum over
-  the batch (autograd, pytorch), forward finite differences batched over the records
-  (numpy);
-- ``autodiff_loss``: the library's batched route for derived gradients, an
-  ``AutodiffLoss`` of the same function on paired rows (the reference of
-  ``callable_derived``: what differentiating this loss costs at best);
+- ``callable_derived``: the same callable without a gradient: the Jacobian at the one
+  point of the batch by reverse over reverse mode (autograd, pytorch), forward finite
+  differences of one-point batched calls (numpy), both clipped and summed through the
+  conversion's matrix at the point (``optim.euclidean_sums``);
+- ``autodiff_loss``: an ``AutodiffLoss`` of the same function on paired rows (autodiff
+  of the sum over a batch of replicated points; finite differences on numpy), the route
+  ``callable_derived`` took before the Jacobian at one point;
 - ``callable_rows``: a callable and gradient written for one record only (they do not
   broadcast): one call per record, the cost of a loss that cannot be batched.
 
@@ -31,7 +33,7 @@ from benchmarks.accounting import write_csv
 
 BACKENDS = ("numpy", "autograd", "pytorch")
 N_SAMPLES, N_QUICK = 10_992, 1_000
-REPEATS = 3
+REPEATS = 5
 LOSS_OBJECTS = ("per_sample_loss", "autodiff_loss")  # routes built as loss objects
 
 _SCRIPT = """
@@ -97,7 +99,11 @@ def _routes():
 
 
 def time_routes(n_samples, repeats):
-    """Best wall time of one fit per route on the active backend (seconds)."""
+    """Best wall time of one fit per route on the active backend (seconds).
+
+    The repeats go round the routes in turn, so that a burst of load from other processes
+    slows every route alike rather than one route's every fit.
+    """
     import time
     import warnings
 
@@ -109,11 +115,11 @@ def time_routes(n_samples, repeats):
 
     space = SPDMatrices(2)
     data = to_backend(covariances(n_samples))
-    timings = {}
-    for route, (make_loss, extra) in _routes().items():
-        loss = make_loss(space) if route in LOSS_OBJECTS else make_loss
-        best = float("inf")
-        for seed in range(repeats):
+    routes = {route: (make_loss(space) if route in LOSS_OBJECTS else make_loss, extra)
+              for route, (make_loss, extra) in _routes().items()}
+    timings = {route: {"seconds": float("inf")} for route in routes}
+    for seed in range(repeats):
+        for route, (loss, extra) in routes.items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 estimator = PrivateERM(space, loss, epsilon=1.0, delta=1e-5, clip_norm=5.0,
@@ -121,8 +127,9 @@ def time_routes(n_samples, repeats):
                                        **extra)
                 start = time.perf_counter()
                 estimator.fit(data)
-                best = min(best, time.perf_counter() - start)
-        timings[route] = {"seconds": best, "n_iter": int(estimator.n_iter_)}
+                seconds = time.perf_counter() - start
+            timings[route] = {"seconds": min(timings[route]["seconds"], seconds),
+                              "n_iter": int(estimator.n_iter_)}
     return timings
 
 

@@ -18,6 +18,8 @@ for every tangent v. With S = sym(G) = (G + G^T) / 2:
 - ``ScalarProductMetric`` (scale * g): the gradient of g divided by scale.
 """
 
+import math
+
 import geomstats.backend as gs
 from geomstats.geometry.euclidean import EuclideanMetric
 from geomstats.geometry.grassmannian import GrassmannianCanonicalMetric
@@ -136,3 +138,27 @@ def riemannian_gradient(space, euclidean_grads, base_point):
     conversion, scale = conversion_for(space)
     grads = conversion(space, euclidean_grads, base_point)
     return grads if scale == 1.0 else grads / scale
+
+
+def conversion_matrix(space, base_point):
+    """The tangent vectors r_j with ``to_tangent(riemannian_gradient(G))`` = sum_j G_j r_j.
+
+    Both maps are linear in the Euclidean gradient G at a fixed base point: r_j is the
+    image of the j-th ambient unit vector (the Riemannian gradient of the j-th ambient
+    coordinate, projected onto the tangent space).
+
+    Parameters
+    ----------
+    space : Manifold
+        As ``riemannian_gradient``.
+    base_point : array-like, shape=[*space.shape]
+
+    Returns
+    -------
+    basis : array-like, shape=[d, *space.shape]
+        d = prod(space.shape) tangent vectors at ``base_point``, in the order of the
+        flattened ambient coordinates.
+    """
+    shape = tuple(space.shape)
+    units = gs.reshape(gs.eye(math.prod(shape)), (-1,) + shape)
+    return space.to_tangent(riemannian_gradient(space, units, base_point), base_point)

@@ -25,6 +25,7 @@ from geomstats_dp._validation import (
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import zero_nonfinite
+from geomstats_dp.optim.euclidean_sums import MAX_DIM, EuclideanGradientSums
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 from geomstats_dp.optim.samples import PairedSamples
 
@@ -101,16 +102,21 @@ class PerSampleLoss(ABC):
         records are evaluated one by one and a record that raises gets a NaN gradient
         (zeroed by the clipping).
         """
-        try:
-            grads = self.gradients(point, data)
-        except Exception:  # noqa: BLE001 - a record's failure must not become an exception
-            grads = gs.stack([self._record_gradient(point, data[i : i + 1])
-                              for i in range(int(data.shape[0]))])
+        grads = self._by_record_on_failure(self.gradients, point, data)
         return self.space.to_tangent(grads, point)
 
-    def _record_gradient(self, point, record):
+    def _by_record_on_failure(self, gradients, point, data):
+        """``gradients(point, data)``; if it raises, the records one by one, with a NaN
+        gradient for a record that raises."""
         try:
-            return self.gradients(point, record)[0]
+            return gradients(point, data)
+        except Exception:  # noqa: BLE001 - a record's failure must not become an exception
+            return gs.stack([self._record_gradient(gradients, point, data[i : i + 1])
+                             for i in range(int(data.shape[0]))])
+
+    def _record_gradient(self, gradients, point, record):
+        try:
+            return gradients(point, record)[0]
         except Exception:  # noqa: BLE001
             return gs.ones(tuple(self.space.shape)) * math.nan
 
@@ -271,6 +277,23 @@ class AutodiffLoss(PerSampleLoss):
     def gradients(self, point, data):
         """Riemannian gradients for each sample, shape=[k, *space.shape]."""
         return riemannian_gradient(self.space, self.euclidean_gradients(point, data), point)
+
+    def gradient_sums(self, point):
+        """As ``PerSampleLoss.gradient_sums``; on spaces of at most ``MAX_DIM`` ambient
+        coordinates the Euclidean gradients are converted, and their norms taken, through
+        one matrix at ``point`` (``EuclideanGradientSums``): the same tangent vectors and
+        norms, without a conversion and a metric evaluation per sample (unless
+        ``gradients`` is overridden)."""
+        if math.prod(self.space.shape) > MAX_DIM or not self._derived_gradients():
+            return super().gradient_sums(point)
+        return EuclideanGradientSums(
+            self.space, point,
+            lambda data: self._by_record_on_failure(self.euclidean_gradients, point, data),
+        )
+
+    def _derived_gradients(self):
+        """Whether ``gradients`` converts ``euclidean_gradients``."""
+        return type(self).gradients is AutodiffLoss.gradients
 
 
 def forward_differences(evaluate, at, shape, step):
