@@ -18,13 +18,28 @@ For each n the clipped sum is timed:
 
 The scheduler's per-iteration overhead is the time of a sum over ``OVERHEAD_N`` records
 in one chunk. Wall-clock seconds, BLAS single-threaded (``OMP_NUM_THREADS=1``), on a
-shared 2-core machine: the load average is recorded with every row.
+shared 2-core machine: the load average is recorded with every row. The median of 3
+iterations at n <= 10^5, one iteration above (10^8: about 20 minutes each).
+
+Disk: everything the benchmark writes (the record stacks, Dask's ``temporary-directory``
+of the scheduler and workers) lies in one folder made by ``tempfile.mkdtemp`` (set
+``TMPDIR`` to choose the disk), removed at the end, also on an error or SIGTERM. A size
+is refused before anything is written if the disk would keep less than
+``FREE_DISK_MARGIN`` bytes free.
+The workers keep no data on disk (``memory_limit=0``: no spilling). ``run`` refuses to
+run in a child process: the workers are spawned processes that import the main script
+again, so a script calling ``run`` without ``if __name__ == "__main__":`` would have
+each worker write the records once more (at 10^8 records, 51 GB each).
 """
 
 import logging
+import multiprocessing
 import os
 import resource
+import shutil
+import signal
 import statistics
+import sys
 import tempfile
 import time
 
@@ -36,8 +51,9 @@ DIM = 8
 CHUNK_ROWS = 32_768
 CLIP_NORM = 3.0
 IN_MEMORY_MAX = 2 * 10**6
+FREE_DISK_MARGIN = 12 * 10**9
 OVERHEAD_N = 1_000
-SIZES = (10**5, 10**6, 10**7)
+SIZES = (10**5, 10**6, 10**7, 10**8)
 QUICK_SIZES = (10**4,)
 WORKERS = (1, 2)
 
@@ -115,7 +131,9 @@ def time_on_cluster(records, n_workers, repeats):
     loss, point = _problem()
     with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
                                   processes=True, dashboard_address=None,
-                                  memory_limit=0, silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as client:
+                                  memory_limit=0,
+                                  silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster) as client:
         client.run(os.environ.__setitem__, "OMP_NUM_THREADS", "1")
         tiny = da.from_array(np.asarray(records[:OVERHEAD_N]), chunks=(OVERHEAD_N, DIM, DIM))
         tiny_sums = DaskClippedSums(loss, tiny, np.full(OVERHEAD_N, 1.0 / OVERHEAD_N))
@@ -128,34 +146,73 @@ def time_on_cluster(records, n_workers, repeats):
     return seconds, overhead, max(peaks.values())
 
 
+def _check_free_disk(folder, n_bytes):
+    """Refuse to write ``n_bytes`` into ``folder`` if less than the margin would stay free."""
+    free = shutil.disk_usage(folder).free
+    if free - n_bytes < FREE_DISK_MARGIN:
+        raise RuntimeError(
+            f"writing {n_bytes / 1e9:.1f} GB of records into {folder} would leave "
+            f"{(free - n_bytes) / 1e9:.1f} GB free, less than the "
+            f"{FREE_DISK_MARGIN / 1e9:.0f} GB margin; set TMPDIR to a larger disk"
+        )
+
+
+def _row(base, path, workers, seconds, overhead, peak_mb):
+    row = {**base, "path": path, "workers": workers,
+           "seconds_per_iteration": round(seconds, 3),
+           "overhead_seconds": round(overhead, 4), "peak_mb_per_worker": round(peak_mb, 1),
+           "loadavg_1min": round(os.getloadavg()[0], 2)}
+    print(row, flush=True)
+    return row
+
+
+def measure(n_samples, scratch):
+    """Rows for ``n_samples`` records written under ``scratch`` and deleted after."""
+    n_bytes = n_samples * DIM * DIM * 8
+    _check_free_disk(scratch, n_bytes)
+    directory = os.path.join(scratch, f"records_{n_samples}")
+    repeats = 3 if n_samples <= 10**5 else 1
+    rows = []
+    try:
+        start = time.perf_counter()
+        records = write_records(n_samples, directory)
+        base = {"n": n_samples, "data_mb": round(n_bytes / 1e6, 1),
+                "generate_seconds": round(time.perf_counter() - start, 1)}
+        if n_samples <= IN_MEMORY_MAX:
+            seconds = time_in_memory(records, repeats)
+            rows.append(_row(base, "in_memory", 0, seconds, 0.0, _peak_rss_mb()))
+        for n_workers in WORKERS:
+            seconds, overhead, peak = time_on_cluster(records, n_workers, repeats)
+            rows.append(_row(base, "dask_distributed", n_workers, seconds, overhead, peak))
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return rows
+
+
+def _exit_on_sigterm(signum, frame):
+    sys.exit(128 + signum)
+
+
 def run(output_dir, quick=False):
     """Write ``dask_scaling[_quick].csv`` and ``.png``."""
+    if multiprocessing.current_process().name != "MainProcess":
+        raise RuntimeError(
+            "benchmarks.dask_scaling.run must be called from the main process (guard a "
+            "script calling it with `if __name__ == \"__main__\":`), not from a spawned "
+            "child such as a Dask worker importing the main script again"
+        )
+    import dask
+
     prefix = "dask_scaling_quick" if quick else "dask_scaling"
-    rows = []
-    for n_samples in QUICK_SIZES if quick else SIZES:
-        repeats = 3 if n_samples <= 10**5 else 1
-        with tempfile.TemporaryDirectory() as directory:
-            start = time.perf_counter()
-            records = write_records(n_samples, directory)
-            generated = time.perf_counter() - start
-            base = dict(n=n_samples, data_mb=round(n_samples * DIM * DIM * 8 / 1e6, 1),
-                        generate_seconds=round(generated, 1))
-            if n_samples <= IN_MEMORY_MAX:
-                seconds = time_in_memory(records, repeats)
-                rows.append({**base, "path": "in_memory", "workers": 0,
-                             "seconds_per_iteration": round(seconds, 3),
-                             "overhead_seconds": 0.0,
-                             "peak_mb_per_worker": round(_peak_rss_mb(), 1),
-                             "loadavg_1min": round(os.getloadavg()[0], 2)})
-                print(rows[-1], flush=True)
-            for n_workers in WORKERS:
-                seconds, overhead, peak = time_on_cluster(records, n_workers, repeats)
-                rows.append({**base, "path": "dask_distributed", "workers": n_workers,
-                             "seconds_per_iteration": round(seconds, 3),
-                             "overhead_seconds": round(overhead, 4),
-                             "peak_mb_per_worker": round(peak, 1),
-                             "loadavg_1min": round(os.getloadavg()[0], 2)})
-                print(rows[-1], flush=True)
+    scratch = tempfile.mkdtemp(prefix="dask_scaling-")
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        with dask.config.set({"temporary-directory": scratch}):
+            rows = [row for n_samples in (QUICK_SIZES if quick else SIZES)
+                    for row in measure(n_samples, scratch)]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        shutil.rmtree(scratch, ignore_errors=True)
     write_csv(output_dir / f"{prefix}.csv", rows)
     _plot(rows, output_dir / f"{prefix}.png")
 
