@@ -363,19 +363,25 @@ class PriRFed(PrivateEstimator):
                           PrivacyLeakWarning, stacklevel=2)
             clip_norm = max(norms)
         run = self.run_spec(sizes, checked, clip_norm, (local_epsilon, local_delta))
-        if self.engine == "flower":
-            from geomstats_dp.federated.flower_app import run_flower
-
-            history = run_flower(run)
-        else:
-            history = run_local(run)
-        budget.spend(event)
+        reservation = budget.reserve(event)
+        try:
+            history = self._run_engine(run)
+        finally:  # the agents' replies left them: a run that raises is charged too
+            reservation.spend(event)
         self.estimate_ = to_backend(run.release(history, settings.output))
         self._set_charged(budget, event, guarantee, (local_epsilon, local_delta), settings)
         self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in run.plans]
         self.history_ = _public_history(history, self.accountant, self.record_failures)
         self.clip_norm_ = clip_norm
         return self
+
+    def _run_engine(self, run):
+        """The rounds' history from the engine ``self.engine``."""
+        if self.engine == "flower":
+            from geomstats_dp.federated.flower_app import run_flower
+
+            return run_flower(run)
+        return run_local(run)
 
     def _event(self, sizes, settings, budget):
         """The run's event (checked against ``budget``) and its local target."""

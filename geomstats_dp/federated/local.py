@@ -42,6 +42,11 @@ def local_train(loss, data, strategy, n_steps, step_size, start, seed,
                 output="last", noise_method="transport"):
     """K private local steps of one agent from the broadcast point.
 
+    Each noisy gradient is projected onto the ball of radius ``strategy.signal_bound``
+    (C for the tangent mean, DP-RGD and DP-RSGD) of its tangent space before its step
+    (``optim.step_cap``): post-processing of the released gradient that never moves it
+    further from its noiseless value, and keeps a very noisy step on the manifold.
+
     Parameters
     ----------
     loss : PerSampleLoss
@@ -71,6 +76,6 @@ def local_train(loss, data, strategy, n_steps, step_size, start, seed,
             loss, data, strategy, n_steps, step_size, to_backend(to_numpy(start)),
             output=output, random_state=np.random.default_rng(seed),
             noise_sampler=TangentGaussian(loss.space, noise_method, validate=False),
-            data_checked=True,
+            data_checked=True, direction_bound=strategy.signal_bound(int(data.shape[0])),
         )
     return to_numpy(result.point)
