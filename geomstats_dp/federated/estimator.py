@@ -115,8 +115,13 @@ class PriRFed(PrivateEstimator):
     Every sampled agent is counted, also one that fails or never answers (a lost reply
     may have been seen). The T round releases are charged to the budget together as one
     ``ApproxDPEvent`` with the accountant's total (composed with other releases by basic
-    or advanced composition). The aggregation, the output and ``history_`` are
-    post-processing.
+    or advanced composition), held from just before the first round: a run that raises
+    after it started (an agent's reply may have left it) is charged all the same; a fit
+    refused before (the budget, the data checks) is not. The aggregation, the output and
+    ``history_`` are post-processing. Each local noisy gradient is projected onto the ball
+    of radius C (2 C1 + C0 for DP-RSVRG) of its tangent space before its step
+    (``federated.local``): post-processing, and a very noisy step cannot leave the
+    manifold numerically.
 
     Trust assumption: whether an agent fails or times out does not depend on its records
     (crashes and delays come from its machine or network). A failure that does changes
