@@ -33,8 +33,8 @@ stays below the federated layer and this module, above it, holds what is federat
 
 import numpy as np
 
-from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.clipping import clipped_losses
+from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.splits import RecordSplit
 
 

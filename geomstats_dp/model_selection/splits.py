@@ -29,8 +29,8 @@ split class in its class attribute ``_search_split``: ``PriRFed``'s is
 import numpy as np
 
 from geomstats_dp._backend import to_numpy
-from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.clipping import clipped_mean
+from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.validation_losses import record_losses
 
 

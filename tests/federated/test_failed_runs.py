@@ -5,9 +5,8 @@ import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
 
-import geomstats_dp.federated.flower_app as flower_app
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.federated import PriRFed
+from geomstats_dp.federated import PriRFed, flower_app
 from geomstats_dp.federated.estimator import RunSpec
 from geomstats_dp.optim.step_cap import cap_norm
 from geomstats_dp.privacy import PrivacyBudget

@@ -13,9 +13,9 @@ from sklearn.base import clone
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.federated import PriRFed
-from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.federated.search_split import AgentSplit
 from geomstats_dp.model_selection import PrivateGridSearchCV
+from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.model_selection.scores import GaussianScore
 from geomstats_dp.privacy import (
     ApproxDPEvent,
