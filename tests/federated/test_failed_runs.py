@@ -41,6 +41,18 @@ def test_very_noisy_local_steps_on_spd_stay_on_the_manifold(seed):
     assert bool(space.belongs(estimator.estimate_, atol=1e-6))
 
 
+def test_only_spaces_of_infinite_injectivity_radius_are_capped():
+    """On SPD the agents' gradients are capped at C; on the sphere, whose exponential map
+    is bounded, a capped step would land at the antipode: no cap."""
+    spd = PriRFed(SPDMatrices(3), clip_norm=2.0, n_rounds=1, local_steps=1,
+                  local_method="tangent_mean").run_spec([5, 6], None)
+    sphere = PriRFed(SPHERE, clip_norm=2.0, n_rounds=1, local_steps=1,
+                     local_method="tangent_mean").run_spec([5, 6], None)
+    assert [spd.direction_bound(plan.strategy, size)
+            for (plan, _), size in zip(spd.plans, spd.sizes)] == [2.0, 2.0]
+    assert sphere.direction_bound(sphere.plans[0][0].strategy, 5) is None
+
+
 def test_cap_projects_onto_the_ball_and_keeps_short_vectors():
     base = to_backend(np.array([0.0, 0.0, 1.0]))
     long_vec = to_backend(np.array([3.0, -4.0, 0.0]))
