@@ -115,8 +115,14 @@ class PriRFed(PrivateEstimator):
     Every sampled agent is counted, also one that fails or never answers (a lost reply
     may have been seen). The T round releases are charged to the budget together as one
     ``ApproxDPEvent`` with the accountant's total (composed with other releases by basic
-    or advanced composition). The aggregation, the output and ``history_`` are
-    post-processing.
+    or advanced composition), held from just before the first round: a run that raises
+    after it started (an agent's reply may have left it) is charged all the same; a fit
+    refused before (the budget, the data checks) is not. The aggregation, the output and
+    ``history_`` are post-processing. Where the injectivity radius is infinite
+    (SPD, hyperbolic, Euclidean), each local noisy gradient is projected onto the ball of
+    radius C (2 C1 + C0 for DP-RSVRG) of its tangent space before its step
+    (``RunSpec.direction_bound``): post-processing, and a very noisy step cannot leave the
+    manifold numerically.
 
     Trust assumption: whether an agent fails or times out does not depend on its records
     (crashes and delays come from its machine or network). A failure that does changes
@@ -363,19 +369,25 @@ class PriRFed(PrivateEstimator):
                           PrivacyLeakWarning, stacklevel=2)
             clip_norm = max(norms)
         run = self.run_spec(sizes, checked, clip_norm, (local_epsilon, local_delta))
-        if self.engine == "flower":
-            from geomstats_dp.federated.flower_app import run_flower
-
-            history = run_flower(run)
-        else:
-            history = run_local(run)
-        budget.spend(event)
+        reservation = budget.reserve(event)
+        try:
+            history = self._run_engine(run)
+        finally:  # the agents' replies left them: a run that raises is charged too
+            reservation.spend(event)
         self.estimate_ = to_backend(run.release(history, settings.output))
         self._set_charged(budget, event, guarantee, (local_epsilon, local_delta), settings)
         self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in run.plans]
         self.history_ = _public_history(history, self.accountant, self.record_failures)
         self.clip_norm_ = clip_norm
         return self
+
+    def _run_engine(self, run):
+        """The rounds' history from the engine ``self.engine``."""
+        if self.engine == "flower":
+            from geomstats_dp.federated.flower_app import run_flower
+
+            return run_flower(run)
+        return run_local(run)
 
     def _event(self, sizes, settings, budget):
         """The run's event (checked against ``budget``) and its local target."""
@@ -576,6 +588,7 @@ class RunSpec:
         self.round_timeout = estimator.round_timeout
         self.verbose = estimator.verbose
         self.record_failures = estimator.record_failures
+        self.injectivity_radius = estimator._injectivity_radius()
 
     def sample_agents(self):
         """The agents of every round: s of N without replacement, from the server's seed."""
@@ -588,7 +601,18 @@ class RunSpec:
         """Agent ``agent``'s reply in round ``round_index`` (numpy)."""
         plan, step_size = self.plans[agent]
         return local_train(self.loss, self.datasets[agent], plan.strategy, self.local_steps,
-                           step_size, start, agent_seed(self.entropy, round_index, agent))
+                           step_size, start, agent_seed(self.entropy, round_index, agent),
+                           direction_bound=self.direction_bound(plan.strategy,
+                                                                self.sizes[agent]))
+
+    def direction_bound(self, strategy, size):
+        """The radius local noisy gradients are projected onto: ``strategy.signal_bound``
+        where the injectivity radius at the start is infinite (SPD matrices with the
+        affine-invariant metric, hyperbolic and Euclidean spaces: an unbounded noisy step
+        there can overflow the next point); None elsewhere, where the exponential map is
+        bounded and a capped step near the injectivity radius would land near the cut
+        locus (on the sphere, at the antipode) instead of wrapping around."""
+        return strategy.signal_bound(size) if math.isinf(self.injectivity_radius) else None
 
     def report(self, round_index, n_replies):
         """With ``verbose``, print the round's progress (no agent identities)."""

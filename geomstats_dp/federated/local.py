@@ -39,7 +39,7 @@ def inject_fault(fault):
 
 
 def local_train(loss, data, strategy, n_steps, step_size, start, seed,
-                output="last", noise_method="transport"):
+                output="last", noise_method="transport", direction_bound=None):
     """K private local steps of one agent from the broadcast point.
 
     Parameters
@@ -60,6 +60,10 @@ def local_train(loss, data, strategy, n_steps, step_size, start, seed,
         Which local iterate is returned ("last" by default).
     noise_method : str
         TangentGaussian method.
+    direction_bound : float, optional
+        Each noisy gradient is projected onto the ball of this radius of its tangent space
+        before its step (``optim.step_cap``); PriRFed passes ``strategy.signal_bound``
+        where the injectivity radius is infinite (``RunSpec.direction_bound``).
 
     Returns
     -------
@@ -71,6 +75,6 @@ def local_train(loss, data, strategy, n_steps, step_size, start, seed,
             loss, data, strategy, n_steps, step_size, to_backend(to_numpy(start)),
             output=output, random_state=np.random.default_rng(seed),
             noise_sampler=TangentGaussian(loss.space, noise_method, validate=False),
-            data_checked=True,
+            data_checked=True, direction_bound=direction_bound,
         )
     return to_numpy(result.point)

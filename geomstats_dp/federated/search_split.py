@@ -25,14 +25,17 @@ stays below the federated layer and this module, above it, holds what is federat
   with every agent sampled, an upper bound otherwise and for every accountant), the
   largest over agents at each order. The whole search is one SelectionEvent (Papernot &
   Steinke 2022); the refit is PriRFed's own event, at ``refit_fraction`` of delta.
+- **Score on its own**: ``private_score(prirfed, agents, ...)`` scores a fitted PriRFed
+  on a federation of validation records (``AgentSplit.held_out``: every record held out,
+  n_val the total) by the same agents' releases, charged as one event of sensitivity
+  B / n_val at the score's epsilon, checked before any value is read.
 """
 
 import numpy as np
 
+from geomstats_dp.model_selection.clipping import clipped_losses
 from geomstats_dp.model_selection.planning import planned_events
-from geomstats_dp.model_selection.scores import clipped_losses
 from geomstats_dp.model_selection.splits import RecordSplit
-from geomstats_dp.model_selection.validation_losses import record_losses
 
 
 class AgentSplit:
@@ -51,15 +54,33 @@ class AgentSplit:
     """
 
     def __init__(self, X, y, validation_fraction, rng):
-        if y is not None:
-            raise ValueError("y must be None for PriRFed (its records have no targets)")
-        if isinstance(X, np.ndarray) or not hasattr(X, "__len__") or len(X) == 0:
-            raise TypeError("X must be a non-empty list of the agents' record arrays")
-        self.agents = [RecordSplit(records, None, validation_fraction, rng,
-                                   name=f"X[{index}] (agent {index})")
-                       for index, records in enumerate(X)]
-        self.n_validation = sum(agent.n_validation for agent in self.agents)
+        self._keep([RecordSplit(records, None, validation_fraction, rng, name)
+                    for records, name in _agents(X, y)])
         self.train_sizes = [len(agent.train) for agent in self.agents]
+
+    @classmethod
+    def held_out(cls, X, y=None):
+        """Every record of every agent in the validation parts: the federation a fitted
+        PriRFed is scored on by ``private_score`` (the score of the module notes, the
+        agents adding their noise). Reads the shapes only.
+
+        Parameters
+        ----------
+        X : list of array-like, each shape=[n_i, ...]
+        y : None
+
+        Returns
+        -------
+        split : AgentSplit
+        """
+        split = cls.__new__(cls)
+        split._keep([RecordSplit.held_out(records, None, name) for records, name in _agents(X, y)])
+        return split
+
+    def _keep(self, agents):
+        """Keep the agents' splits; n_val, the public total of their validation parts."""
+        self.agents = agents
+        self.n_validation = sum(agent.n_validation for agent in agents)
 
     def run_cost(self, estimator):
         """(PriRFed's charged event, one record's RDP ledgers, one per agent plan)."""
@@ -69,8 +90,11 @@ class AgentSplit:
     def run(self, estimator):
         """Fit PriRFed on the agents' training parts; each agent's validation losses."""
         estimator.fit([agent.part(agent.train)[0] for agent in self.agents])
-        return [record_losses(estimator, agent.part(agent.validation)[0])
-                for agent in self.agents]
+        return self.validation_losses(estimator)
+
+    def validation_losses(self, estimator):
+        """Each agent's per-record losses of the fitted PriRFed on its validation part."""
+        return [agent.validation_losses(estimator) for agent in self.agents]
 
     def noisy_loss(self, losses, loss_bound, mechanism, event, rng):
         """Sum over agents of S_i / n_val plus agent i's own draw of the score's noise."""
@@ -80,3 +104,12 @@ class AgentSplit:
     def fit_all(self, estimator):
         """Fit PriRFed on every agent's records."""
         estimator.fit([agent.X for agent in self.agents])
+
+
+def _agents(X, y):
+    """(records, name) of each agent of the federation X, after the checks of its type."""
+    if y is not None:
+        raise ValueError("y must be None for PriRFed (its records have no targets)")
+    if isinstance(X, np.ndarray) or not hasattr(X, "__len__") or len(X) == 0:
+        raise TypeError("X must be a non-empty list of the agents' record arrays")
+    return [(records, f"X[{index}] (agent {index})") for index, records in enumerate(X)]

@@ -11,13 +11,22 @@ is minus the noisy mean (higher is better, as scikit-learn scores):
 
 The loss is computed from the estimator's released quantities (``record_losses``); the
 estimator's own release is charged by the estimator.
+
+The scored data are the validation part of the estimator's split protocol
+(``model_selection.splits``) holding every record (``held_out``). A fitted ``PriRFed`` is
+scored on a federation, a list of the agents' validation arrays: n = sum_i n_i (public,
+as the agents' sizes), each agent adds its own draw of the noise above (sensitivity
+B / n) to its clipped loss sum divided by n, and the server sums (the agents' noise is
+added where PriRFed adds its own: the server is not trusted). A record is in one agent's
+release only, so the score is one event of that sensitivity; its noise is the sum of the
+N agents' draws (``federated.search_split``).
 """
 
 import numpy as np
 
 from geomstats_dp._backend import get_rng
 from geomstats_dp._validation import check_positive_finite, check_probability
-from geomstats_dp.model_selection.validation_losses import record_losses
+from geomstats_dp.model_selection.splits import split_class
 from geomstats_dp.privacy import (
     GaussianEvent,
     PureEvent,
@@ -64,18 +73,6 @@ def score_mechanism(method):
     return SCORE_METHODS[method]
 
 
-def clipped_losses(losses, loss_bound):
-    """``losses`` clipped to [0, loss_bound] (a non-finite loss counts as the bound)."""
-    losses = np.nan_to_num(np.asarray(losses, dtype=np.float64), nan=loss_bound,
-                           posinf=loss_bound, neginf=0.0)
-    return np.clip(losses, 0.0, loss_bound)
-
-
-def clipped_mean(losses, loss_bound):
-    """Mean of ``losses`` clipped to [0, loss_bound] (a non-finite loss counts as the bound)."""
-    return float(clipped_losses(losses, loss_bound).mean())
-
-
 def private_score(estimator, X, y=None, *, epsilon, loss_bound, delta=0.0, method="laplace",
                   budget=None, random_state=None):
     """Release minus the clipped mean loss of a fitted estimator on (X, y), privately.
@@ -87,8 +84,9 @@ def private_score(estimator, X, y=None, *, epsilon, loss_bound, delta=0.0, metho
     ----------
     estimator : estimator of geomstats_dp
         Fitted (see ``record_losses`` for the loss of each estimator).
-    X : array-like, shape=[n_samples, ...]
-        Held-out records (n_samples public).
+    X : array-like, shape=[n_samples, ...]; for PriRFed a list of array-like, each
+        shape=[n_i, ...]
+        Held-out records (n_samples public); for PriRFed, each agent's.
     y : array-like, shape=[n_samples, ...], optional
         Their targets, for estimators fitted on (X, y).
     epsilon : float
@@ -106,19 +104,17 @@ def private_score(estimator, X, y=None, *, epsilon, loss_bound, delta=0.0, metho
     Returns
     -------
     score : float
-        -(clipped mean loss + noise).
+        -(clipped mean loss + noise); for PriRFed the noise is the sum of the agents'.
     """
     mechanism = score_mechanism(method)
     epsilon = check_positive_finite(epsilon, "epsilon")
     loss_bound = check_positive_finite(loss_bound, "loss_bound")
-    n_samples = len(X)
-    if n_samples < 1:
-        raise ValueError("X must hold at least one record")
-    events = mechanism.events(epsilon, delta, loss_bound / n_samples,
+    scored = split_class(estimator).held_out(X, y)  # shapes only: n_validation is public
+    events = mechanism.events(epsilon, delta, loss_bound / scored.n_validation,
                               f"private score of {type(estimator).__name__}")
     budget = resolve_budget(budget, epsilon, delta)
     budget.check(*events)
-    value = clipped_mean(record_losses(estimator, X, y), loss_bound)
-    noise = mechanism.noise(events[0], get_rng(random_state))
+    noisy_loss = scored.noisy_loss(scored.validation_losses(estimator), loss_bound,
+                                   mechanism, events[0], get_rng(random_state))
     budget.spend(*events)
-    return -(value + noise)
+    return -noisy_loss

@@ -10,10 +10,15 @@ The search never looks inside the data itself: it asks a *split* object, built f
   ledgers of GaussianEvent or PureEvent that bound one record's privacy loss in that fit
   (one ledger per group of records with its own noise; the SelectionEvent takes the
   largest at each order);
-- ``run(estimator)``: fit on the training part; the validation losses;
+- ``run(estimator)``: fit on the training part; the validation losses
+  (``validation_losses(estimator)``);
 - ``noisy_loss(losses, loss_bound, mechanism, event, rng)``: the released clipped mean
   validation loss, noise included (the score is minus it);
 - ``fit_all(estimator)``: fit on every record (the refit).
+
+The class method ``held_out(X, y)`` builds the split whose validation part is every record
+(reading the shapes only): ``private_score`` scores a fitted estimator on it, through the
+same ``validation_losses`` and ``noisy_loss``.
 
 ``RecordSplit`` is the split of one dataset's records (every estimator of
 ``geomstats_dp.learning``). An estimator whose data are not one set of records names its
@@ -24,8 +29,8 @@ split class in its class attribute ``_search_split``: ``PriRFed``'s is
 import numpy as np
 
 from geomstats_dp._backend import to_numpy
+from geomstats_dp.model_selection.clipping import clipped_mean
 from geomstats_dp.model_selection.planning import planned_events
-from geomstats_dp.model_selection.scores import clipped_mean
 from geomstats_dp.model_selection.validation_losses import record_losses
 
 
@@ -50,12 +55,8 @@ class RecordSplit:
     """
 
     def __init__(self, X, y, validation_fraction, rng, name="X"):
-        self.X = to_numpy(X)
-        self.y = None if y is None else to_numpy(y)
+        self._keep(to_numpy(X), None if y is None else to_numpy(y), name)
         n_samples = len(self.X)
-        if self.y is not None and len(self.y) != n_samples:
-            raise ValueError(f"y must hold one row per row of {name} ({n_samples}), got "
-                             f"{len(self.y)}")
         self.n_validation = max(1, round(validation_fraction * n_samples))
         if n_samples - self.n_validation < 2:
             raise ValueError(
@@ -66,6 +67,37 @@ class RecordSplit:
         order = np.argsort(rng.random(n_samples), kind="stable")
         self.validation = np.sort(order[: self.n_validation])
         self.train = np.sort(order[self.n_validation:])
+
+    @classmethod
+    def held_out(cls, X, y=None, name="X"):
+        """Every record of (X, y) in the validation part, none to train on: the data of a
+        score on its own (``private_score``). Reads the shapes only.
+
+        Parameters
+        ----------
+        X : array-like, shape=[n_samples, ...]
+        y : array-like, shape=[n_samples, ...], optional
+        name : str
+            How the error messages name X.
+
+        Returns
+        -------
+        split : RecordSplit
+        """
+        split = cls.__new__(cls)
+        split._keep(X, y, name)
+        if len(X) < 1:
+            raise ValueError(f"{name} must hold at least one record")
+        split.n_validation = len(X)
+        split.validation, split.train = slice(None), slice(0)
+        return split
+
+    def _keep(self, X, y, name):
+        """Keep (X, y), checking that y has one row per record."""
+        if y is not None and len(y) != len(X):
+            raise ValueError(f"y must hold one row per row of {name} ({len(X)}), got "
+                             f"{len(y)}")
+        self.X, self.y = X, y
 
     def part(self, indices):
         """(X, y) of the records at ``indices`` (y None without targets)."""
@@ -85,6 +117,10 @@ class RecordSplit:
         """
         X, y = self.part(self.train)
         estimator.fit(X) if y is None else estimator.fit(X, y)
+        return self.validation_losses(estimator)
+
+    def validation_losses(self, estimator):
+        """The per-record losses of the fitted ``estimator`` on the validation part."""
         return record_losses(estimator, *self.part(self.validation))
 
     def noisy_loss(self, losses, loss_bound, mechanism, event, rng):

@@ -13,6 +13,7 @@ from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.optim.outputs import OUTPUTS, make_tracker
 from geomstats_dp.optim.result import OptimizerResult
 from geomstats_dp.optim.schedules import step_size_values
+from geomstats_dp.optim.step_cap import cap_norm
 from geomstats_dp.optim.strategies import Strategy
 from geomstats_dp.optim.transport import resolve_transport
 from geomstats_dp.optim.weights import normalize_sample_weight
@@ -35,6 +36,7 @@ def minimize(
     callback=None,
     keep_iterates=False,
     data_checked=False,
+    direction_bound=None,
 ):
     """Minimise sum_i w_i f(x; z_i) on a manifold with noisy clipped Riemannian gradients.
 
@@ -85,6 +87,12 @@ def minimize(
     data_checked : bool
         The caller already ran ``loss.check_data`` on ``data`` (and passes its result):
         do not validate the values again.
+    direction_bound : float, optional
+        B: each noisy gradient g_t is projected onto the ball of radius B of its tangent
+        space, g_t min(1, B / |g_t|), before the step (``optim.step_cap``). With B at
+        least the norm of the noiseless gradient (``strategy.signal_bound``) the
+        projection never moves g_t further from it, and it keeps a noisy step from
+        leaving the manifold numerically; post-processing of g_t. Default: no cap.
 
     Returns
     -------
@@ -134,6 +142,8 @@ def minimize(
                 if keep_iterates:
                     iterates.append(point)
                 tangent_vec = direction(point, round_step)
+                if direction_bound is not None:
+                    tangent_vec = cap_norm(space.metric, tangent_vec, point, direction_bound)
                 point = retract(-etas[step] * tangent_vec, point)
                 tracker.after_step(round_step, point)
                 if callback is not None:

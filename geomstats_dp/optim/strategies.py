@@ -122,6 +122,20 @@ class Strategy(ABC):
     def stepper(self, oracle, transport):
         """Return ``direction(point, round_step)``: the noisy gradient of one step."""
 
+    @abstractmethod
+    def signal_bound(self, n_samples, sample_weight=None):
+        """A public bound on the norm of a step's gradient without its noise.
+
+        Parameters
+        ----------
+        n_samples : int
+        sample_weight : array-like, shape=[n_samples], optional
+
+        Returns
+        -------
+        bound : float
+        """
+
 
 @dataclass(frozen=True)
 class FullBatch(Strategy):
@@ -154,6 +168,10 @@ class FullBatch(Strategy):
             "full_gradient", 2 * self.clip_norm * max_weight, self.noise_std, n_iter, "none", 1.0
         )
         return (query,)
+
+    def signal_bound(self, n_samples, sample_weight=None):
+        """C: a weighted mean of vectors clipped to C."""
+        return self.clip_norm
 
     def stepper(self, oracle, transport):
         """Full clipped weighted gradient plus noise."""
@@ -265,6 +283,12 @@ class MiniBatch(Strategy):
                 n_samples, self.batch_size):
             return DistinctBatches(rng, n_samples, self.batch_size).draw
         return lambda n_steps: self.draw_batches(rng, n_samples, n_steps)
+
+    def signal_bound(self, n_samples, sample_weight=None):
+        """(n / b) C |B| max_i w_i: C n max_i w_i for batches of b, C (n max_i w_i) n / b
+        for a Poisson batch (at most every record)."""
+        bound = self.clip_norm * weight_factor(sample_weight, n_samples)
+        return bound if self.sampling == "without_replacement" else bound * n_samples / self.batch_size
 
     def stepper(self, oracle, transport):
         """Clipped weighted batch gradient plus noise; batches drawn a block at a time."""
@@ -386,6 +410,12 @@ class VarianceReduced(Strategy):
             1.0 / n_samples,
         )
         return (full, single)
+
+    def signal_bound(self, n_samples, sample_weight=None):
+        """2 C1 n max_i w_i + C0: the difference of two clipped terms plus the (re-clipped)
+        transported full gradient."""
+        return (2 * self.clip_norm_single * weight_factor(sample_weight, n_samples)
+                + self.clip_norm_full)
 
     def stepper(self, oracle, transport):
         """A stateful stepper holding the epoch's snapshot."""

@@ -13,9 +13,9 @@ from sklearn.base import clone
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.federated import PriRFed
-from geomstats_dp.federated import search_split as search_split_module
 from geomstats_dp.federated.search_split import AgentSplit
 from geomstats_dp.model_selection import PrivateGridSearchCV
+from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.model_selection.scores import GaussianScore
 from geomstats_dp.privacy import (
     ApproxDPEvent,
@@ -132,7 +132,7 @@ def test_refused_before_any_data_value_is_read(monkeypatch):
     budget.spend(0.9)
     corrupted = _agents()
     corrupted[2][5, 0] = np.nan  # a value check would raise ValueError
-    assert_refused_unread(monkeypatch, search_split_module,
+    assert_refused_unread(monkeypatch, splits_module,
                           _search(epsilon=1.0, budget=budget), corrupted)
 
 

@@ -9,8 +9,8 @@ from scipy import optimize, stats
 
 from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.model_selection import private_score, record_losses
-from geomstats_dp.model_selection import scores as scores_module
-from geomstats_dp.model_selection.scores import clipped_mean
+from geomstats_dp.model_selection import splits as splits_module
+from geomstats_dp.model_selection.clipping import clipped_mean
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget
 from tests.optim.data import cloud
 
@@ -78,7 +78,7 @@ def test_score_is_charged_with_its_sensitivity(fitted):
 def test_refused_before_the_losses_are_computed(fitted, monkeypatch):
     estimator, X = fitted
     calls = []
-    monkeypatch.setattr(scores_module, "record_losses", lambda *a: calls.append(1))
+    monkeypatch.setattr(splits_module, "record_losses", lambda *a: calls.append(1))
     budget = PrivacyBudget(1.0, 1e-5)
     budget.spend(0.9)
     with pytest.raises(BudgetExceededError):
