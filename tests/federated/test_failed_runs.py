@@ -43,14 +43,20 @@ def test_very_noisy_local_steps_on_spd_stay_on_the_manifold(seed):
 
 def test_only_spaces_of_infinite_injectivity_radius_are_capped():
     """On SPD the agents' gradients are capped at C; on the sphere, whose exponential map
-    is bounded, a capped step would land at the antipode: no cap."""
-    spd = PriRFed(SPDMatrices(3), clip_norm=2.0, n_rounds=1, local_steps=1,
-                  local_method="tangent_mean").run_spec([5, 6], None)
-    sphere = PriRFed(SPHERE, clip_norm=2.0, n_rounds=1, local_steps=1,
-                     local_method="tangent_mean").run_spec([5, 6], None)
+    is bounded, a capped step would land at the antipode: no cap. Nor under
+    output="shrunk" (the auto output of one round on SPD), whose factor assumes the
+    replies' Gaussian noise uncapped."""
+    def run(space, output):
+        return PriRFed(space, clip_norm=2.0, n_rounds=1, local_steps=1,
+                       local_method="tangent_mean", output=output).run_spec([5, 6], None)
+
+    spd, sphere = run(SPDMatrices(3), "average"), run(SPHERE, "average")
     assert [spd.direction_bound(plan.strategy, size)
             for (plan, _), size in zip(spd.plans, spd.sizes)] == [2.0, 2.0]
     assert sphere.direction_bound(sphere.plans[0][0].strategy, 5) is None
+    for shrunk in (run(SPDMatrices(3), "shrunk"), run(SPDMatrices(3), "auto")):
+        assert shrunk.output == "shrunk"
+        assert shrunk.direction_bound(shrunk.plans[0][0].strategy, 5) is None
 
 
 def test_cap_projects_onto_the_ball_and_keeps_short_vectors():
