@@ -99,7 +99,9 @@ def test_default_travels_when_the_clip_norm_is_far_below_the_start_distance(
         epsilon, shrink, data):
     """C = distance(start, mean) / shrink binds every step from the start, while it covers
     the tight cluster from its mean: the default must travel the whole distance in steps
-    of at most C, then converge. Noise at epsilon = 1e3: z ~ 5e-3 per unit budget, the
+    of at most C, then converge (at epsilon 1e3 the two-stage release's growing-share
+    steps alone reach 7 C; at 1e8 a localisation radius drawn uniformly from the grid,
+    as when every record lay beyond C, stalls it). Noise at epsilon = 1e3: z ~ 5e-3 per unit budget, the
     travel steps' noise norms ~ sqrt(d) 40 z 2C / n <= 1e-3 (the cluster's radius), the
     last step's ~ 2e-5."""
     if data == "spd":

@@ -63,7 +63,7 @@ LOCALISE_EPSILON_FRACTION = 0.05  # of epsilon, spent on the quantile
 LOCALISE_GRID = np.geomspace(1e-3, 1.0, 37)  # candidates for C2 / C: 12 a decade
 STEP_SHARE_RATIO = 4.0  # each step gets this many times the previous step's mu^2
 REFINE_HORIZON_RATIO = 4.0  # refinement steps: privacy horizon / this, at least one
-REACH_HORIZON_RATIO = 1.0  # 1 + horizon / this unit steps in all (``travel_steps``)
+REACH_HORIZON_RATIO = 2.0  # 1 + horizon / this unit steps in all (``travel_steps``)
 
 
 def check_point_loss(loss, method):
@@ -130,16 +130,16 @@ def settled_mean(space, points, noise_norms):
 
 def travel_steps(horizon, n_refine):
     """Unit steps with the coarse step's budget share inserted before the ``n_refine``
-    growing-share refinements, so that there are 1 + ceil(horizon) unit steps in all.
+    growing-share refinements, so that there are 1 + ceil(horizon / 2) unit steps in all.
 
     A unit step moves at most its clip radius C, so when C is much smaller than the
-    distance of the data to the start only the number of steps lets the release travel.
-    With 1 + ceil(horizon) steps it reaches twice as far as the default DP-RGD (ceil(horizon)
-    steps of 0.5 C), for a small cost: each travel step takes the coarse step's share
-    of mu^2, 1 / (4^n_refine ...), so the last step's noise grows by a few percent. On the
-    EMG covariances (start 4.88 from the mean, epsilon 0.5 / 1 / 4, 8 seeds) with C = 1 the
-    release went from 1.92 / 1.91 / 1.43 from the mean (no travel steps) to 0.38 / 0.34 /
-    0.29 (DP-RGD: 1.51 / 1.32 / 0.89); with C = 4 and 8 it moved within the seeds' spread.
+    distance of the data to the start only the number of steps lets the release travel:
+    with these it reaches as far as the default DP-RGD (ceil(horizon) steps of 0.5 C) plus
+    the coarse step. Each travel step takes the coarse step's share of mu^2, so the last
+    step's noise grows by a few percent. On the EMG covariances (start 4.88 from the mean,
+    epsilon 0.5 / 1 / 4, 8 seeds) with C = 1 the release went from 1.92 / 1.91 / 1.43
+    from the mean (no travel steps) to 1.08 / 0.82 / 0.63 (DP-RGD: 1.51 / 1.32 / 0.89);
+    with C = 4 and 8 it moved within the seeds' spread (docs/benchmarks/private_search.md).
     """
     return max(0, 1 + math.ceil(horizon / REACH_HORIZON_RATIO) - (1 + n_refine))
 
@@ -266,9 +266,10 @@ class TwoStageRelease(TangentSteps):
 
     A coarse tangent step at x0 (clip C), an epsilon/10 quantile release of the distances
     to the coarse point (clip C2 = min(C, 1.25 x that quantile), the quantile
-    ``localise_quantile``), then
-    max(1, ceil(horizon / 4)) unit steps with clip C2 (horizon = ``privacy_horizon``,
-    public), the shares of mu^2 growing fourfold from step to step; the release is
+    ``localise_quantile``), then unit steps with clip C2 (horizon = ``privacy_horizon``,
+    public): ``travel_steps`` with the coarse step's share of mu^2, then
+    max(1, ceil(horizon / 4)) steps whose shares grow fourfold from step to step (at
+    least 1 + ceil(horizon / 2) unit steps in all); the release is
     ``settled_mean`` of the step points (post-processing). Adjacency replace-one;
     sensitivities 2 C max_i w_i and 2 C2 max_i w_i; Gaussian DP composition of the steps
     plus the pure-DP quantile(s) by basic composition.
