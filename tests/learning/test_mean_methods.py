@@ -92,6 +92,32 @@ def test_huge_epsilon_reaches_the_frechet_mean_from_a_far_start(method, loosenes
     assert estimator.method_ in ("rgd", "two_stage")
 
 
+
+@pytest.mark.parametrize("epsilon, shrink", [(HUGE, 5.0), (1e3, 10.0)])
+@pytest.mark.parametrize("data", ["spd", "sphere"])
+def test_default_travels_when_the_clip_norm_is_far_below_the_start_distance(
+        epsilon, shrink, data):
+    """C = distance(start, mean) / shrink binds every step from the start, while it covers
+    the tight cluster from its mean: the default must travel the whole distance in steps
+    of at most C, then converge (at epsilon 1e3 the two-stage release's growing-share
+    steps alone reach 7 C; at 1e8 a localisation radius drawn uniformly from the grid,
+    as when every record lay beyond C, stalls it). Noise at epsilon = 1e3: z ~ 5e-3 per unit budget, the
+    travel steps' noise norms ~ sqrt(d) 40 z 2C / n <= 1e-3 (the cluster's radius), the
+    last step's ~ 2e-5."""
+    if data == "spd":
+        space, points = _spd_points(300, seed=31, spread=0.02)
+        start = np.eye(2)
+    else:
+        space, points = _sphere_points(300, seed=31, spread=0.02)
+        start = np.array([1.0, 0.0, 0.0])
+    expected = exact_frechet_mean(space, to_backend(points))
+    clip = _distance(space, start, expected) / shrink
+    assert _max_distance(space, points, to_numpy(expected)) < clip  # C covers the data
+    estimator = PrivateFrechetMean(space, epsilon=epsilon, delta=1e-6, clip_norm=clip,
+                                   random_state=32).fit(points)
+    assert estimator.method_ == "two_stage"
+    assert _distance(space, estimator.estimate_, expected) < CONVERGENCE_TOL
+
 def test_huge_epsilon_tangent_release_is_exact_on_a_flat_space():
     space = Euclidean(3)
     points = np.random.default_rng(3).normal(loc=[5.0, -4.0, 2.0], size=(200, 3))
