@@ -12,7 +12,9 @@ M = F^-1 V F^-T = Q diag(m) Q^T,
 and Exp_P(t Log_P(X)) the same with M = F^-1 X F^-T and m^(t/2), G being a factor of
 the new point (its inverse, diag(exp(-m / 2)) Q^T F^-1, costs one more product). These
 are the formulas geomstats' ``SPDAffineMetric`` evaluates through several ``powermh``
-calls. Other metrics use geomstats' ``exp`` and ``log``.
+calls. On SPD(2) the factor is G = F h(M), h = exp(. / 2) or (.)^(t/2) of the symmetric M
+in closed form (``symmetric_2x2``), and G^-1 = (1/h)(M) F^-1: no ``eigh``. Other metrics
+use geomstats' ``exp`` and ``log``.
 """
 
 import geomstats.backend as gs
@@ -20,6 +22,7 @@ from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import square_root_factor
+from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 
 
 class Geodesics:
@@ -76,13 +79,28 @@ class SPDAffineGeodesics(Geodesics):
         """F f(F^-1 M F^-T) F^T for symmetric M [n, n], half_power = sqrt o f; the
         result's factor is kept as the last of ``chain``."""
         factor, inverse = self.factor(base_point)
-        whitened_vals, whitened_vecs = gs.linalg.eigh(inverse @ matrix @ inverse.T)
-        halves = half_power(whitened_vals)
-        new_factor = factor @ (whitened_vecs * halves)
+        whitened = inverse @ matrix @ inverse.T
+        if whitened.shape[-1] == 2:
+            new_factor, new_inverse = self._factors_2x2(whitened, factor, inverse, half_power)
+        else:
+            whitened_vals, whitened_vecs = gs.linalg.eigh(whitened)
+            halves = half_power(whitened_vals)
+            new_factor = factor @ (whitened_vecs * halves)
+            new_inverse = (whitened_vecs.T / halves[:, None]) @ inverse
         point = new_factor @ new_factor.T
-        new_inverse = (whitened_vecs.T / halves[:, None]) @ inverse
         self._chains[chain] = (point, new_factor, new_inverse)
         return point
+
+    @staticmethod
+    def _factors_2x2(whitened, factor, inverse, half_power):
+        """(F h(M), (1/h)(M) F^-1) for M = ``whitened`` [2, 2], in closed form."""
+        low, high, mean, gap = spectrum_2x2(whitened[0, 0], whitened[1, 1], whitened[1, 0])
+        half_low, half_high = half_power(low), half_power(high)
+        alpha, beta = function_coefficients(half_low, half_high, mean, gap)
+        inverse_alpha, inverse_beta = function_coefficients(
+            1 / half_low, 1 / half_high, mean, gap)
+        return (alpha * factor + beta * (factor @ whitened),
+                inverse_alpha * inverse + inverse_beta * (whitened @ inverse))
 
     def exp(self, tangent_vec, base_point):
         """F expm(F^-1 V F^-T) F^T."""
