@@ -79,28 +79,17 @@ class SPDAffineGeodesics(Geodesics):
         """F f(F^-1 M F^-T) F^T for symmetric M [n, n], half_power = sqrt o f; the
         result's factor is kept as the last of ``chain``."""
         factor, inverse = self.factor(base_point)
-        whitened = inverse @ matrix @ inverse.T
-        if whitened.shape[-1] == 2:
-            new_factor, new_inverse = self._factors_2x2(whitened, factor, inverse, half_power)
+        if matrix.shape[-1] == 2:
+            point, new_factor, new_inverse = (gs.array(part) for part in _map_2x2(
+                matrix.tolist(), factor.tolist(), inverse.tolist(), half_power))
         else:
-            whitened_vals, whitened_vecs = gs.linalg.eigh(whitened)
+            whitened_vals, whitened_vecs = gs.linalg.eigh(inverse @ matrix @ inverse.T)
             halves = half_power(whitened_vals)
             new_factor = factor @ (whitened_vecs * halves)
             new_inverse = (whitened_vecs.T / halves[:, None]) @ inverse
-        point = new_factor @ new_factor.T
+            point = new_factor @ new_factor.T
         self._chains[chain] = (point, new_factor, new_inverse)
         return point
-
-    @staticmethod
-    def _factors_2x2(whitened, factor, inverse, half_power):
-        """(F h(M), (1/h)(M) F^-1) for M = ``whitened`` [2, 2], in closed form."""
-        low, high, mean, gap = spectrum_2x2(whitened[0, 0], whitened[1, 1], whitened[1, 0])
-        half_low, half_high = half_power(low), half_power(high)
-        alpha, beta = function_coefficients(half_low, half_high, mean, gap)
-        inverse_alpha, inverse_beta = function_coefficients(
-            1 / half_low, 1 / half_high, mean, gap)
-        return (alpha * factor + beta * (factor @ whitened),
-                inverse_alpha * inverse + inverse_beta * (whitened @ inverse))
 
     def exp(self, tangent_vec, base_point):
         """F expm(F^-1 V F^-T) F^T."""
@@ -115,6 +104,32 @@ class SPDAffineGeodesics(Geodesics):
             return super().interpolate(start, end, t)
         return self._whitened_function(
             end, start, lambda eigvals: eigvals ** (t / 2), "interpolate")
+
+
+def _product(left, right):
+    """The product of two 2x2 matrices given as nested lists of floats."""
+    (a, b), (c, d) = left
+    (e, f), (g, h) = right
+    return [[a * e + b * g, a * f + b * h], [c * e + d * g, c * f + d * h]]
+
+
+def _map_2x2(matrix, factor, inverse, half_power):
+    """(G G^T, G, G^-1), G = F h(M), G^-1 = (1/h)(M) F^-1, M = F^-1 V F^-T: the SPD(2)
+    maps in Python floats (nested lists [2, 2]; 2x2 array operations cost a microsecond
+    each), h in closed form (``symmetric_2x2``)."""
+    whitened = _product(_product(inverse, matrix), [list(row) for row in zip(*inverse)])
+    (first, _), (off, second) = whitened
+    low, high, mean, gap = spectrum_2x2(first, second, off)
+    half_low, half_high = float(half_power(low)), float(half_power(high))
+    function_of_whitened = []
+    for f_low, f_high in ((half_low, half_high), (1 / half_low, 1 / half_high)):
+        alpha, beta = function_coefficients(f_low, f_high, mean, gap)
+        function_of_whitened.append(
+            [[alpha + beta * first, beta * off], [beta * off, alpha + beta * second]])
+    new_factor = _product(factor, function_of_whitened[0])
+    new_inverse = _product(function_of_whitened[1], inverse)
+    point = _product(new_factor, [list(row) for row in zip(*new_factor)])
+    return point, new_factor, new_inverse
 
 
 def geodesics_for(space):
