@@ -86,9 +86,9 @@ class AffineLogSums:
         self.whitening = inverse.T
         self.norm_factor = math.sqrt(scale)
         self.base_point = base_point
-        if base_point.shape[-1] == 2:  # W_pq = sum_ij G_pi G_qj X_ij, G = F^-1: [(i j), (p q)]
+        if base_point.shape[-1] == 2:  # W_pq = sum_ij G_pi G_qj X_ij, G = F^-1: [(p q), (i j)]
             self.whitening_2x2 = (inverse[:, None, :, None] * inverse[None, :, None, :]).reshape(
-                (4, 4)).T
+                (4, 4))
 
     def __call__(self, data):
         """Norms of -Log_P(X_i) and a function giving their weighted sum.
@@ -131,8 +131,8 @@ class AffineLogSums:
         """``__call__`` on SPD(2), without ``eigh`` (see the module docstring)."""
         k = data.shape[0]
         flat = data.reshape((k, 4))
-        entries = flat @ self.whitening_2x2  # [k, 4]: W_00, W_01, W_10, W_11
-        low, high, mean, gap = spectrum_2x2(entries[:, 0], entries[:, 3], entries[:, 2])
+        entries = self.whitening_2x2 @ flat.T  # [4, k]: W_00, W_01, W_10, W_11, contiguous
+        low, high, mean, gap = spectrum_2x2(entries[0], entries[3], entries[2])
         log_low, log_high = gs.log(low), gs.log(high)
         norms = (log_low * log_low + log_high * log_high) ** 0.5
         if self.norm_factor != 1.0:

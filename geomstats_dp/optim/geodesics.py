@@ -20,6 +20,7 @@ use geomstats' ``exp`` and ``log``.
 import geomstats.backend as gs
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
+from geomstats_dp._backend import to_backend
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import square_root_factor
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
@@ -80,7 +81,7 @@ class SPDAffineGeodesics(Geodesics):
         result's factor is kept as the last of ``chain``."""
         factor, inverse = self.factor(base_point)
         if matrix.shape[-1] == 2:
-            point, new_factor, new_inverse = (gs.array(part) for part in _map_2x2(
+            point, new_factor, new_inverse = (to_backend(part) for part in _map_2x2(
                 matrix.tolist(), factor.tolist(), inverse.tolist(), half_power))
         else:
             whitened_vals, whitened_vecs = gs.linalg.eigh(inverse @ matrix @ inverse.T)
