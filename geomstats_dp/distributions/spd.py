@@ -10,10 +10,9 @@ each transport I -> W acts in the eigenbasis of W as a Hadamard product,
 with a kernel K(lam) of the metric; the inverse divides by K. One ``eigh`` per base point.
 """
 
-from abc import abstractmethod
-
 import functools
 import math
+from abc import abstractmethod
 
 import numpy as np
 from geomstats.geometry.spd_matrices import (
