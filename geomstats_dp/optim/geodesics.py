@@ -12,14 +12,18 @@ M = F^-1 V F^-T = Q diag(m) Q^T,
 and Exp_P(t Log_P(X)) the same with M = F^-1 X F^-T and m^(t/2), G being a factor of
 the new point (its inverse, diag(exp(-m / 2)) Q^T F^-1, costs one more product). These
 are the formulas geomstats' ``SPDAffineMetric`` evaluates through several ``powermh``
-calls. Other metrics use geomstats' ``exp`` and ``log``.
+calls. On SPD(2) the factor is G = F h(M), h = exp(. / 2) or (.)^(t/2) of the symmetric M
+in closed form (``symmetric_2x2``), and G^-1 = (1/h)(M) F^-1: no ``eigh``. Other metrics
+use geomstats' ``exp`` and ``log``.
 """
 
 import geomstats.backend as gs
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
+from geomstats_dp._backend import to_backend
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import square_root_factor
+from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 
 
 class Geodesics:
@@ -76,11 +80,15 @@ class SPDAffineGeodesics(Geodesics):
         """F f(F^-1 M F^-T) F^T for symmetric M [n, n], half_power = sqrt o f; the
         result's factor is kept as the last of ``chain``."""
         factor, inverse = self.factor(base_point)
-        whitened_vals, whitened_vecs = gs.linalg.eigh(inverse @ matrix @ inverse.T)
-        halves = half_power(whitened_vals)
-        new_factor = factor @ (whitened_vecs * halves)
-        point = new_factor @ new_factor.T
-        new_inverse = (whitened_vecs.T / halves[:, None]) @ inverse
+        if matrix.shape[-1] == 2:
+            point, new_factor, new_inverse = (to_backend(part) for part in _map_2x2(
+                matrix.tolist(), factor.tolist(), inverse.tolist(), half_power))
+        else:
+            whitened_vals, whitened_vecs = gs.linalg.eigh(inverse @ matrix @ inverse.T)
+            halves = half_power(whitened_vals)
+            new_factor = factor @ (whitened_vecs * halves)
+            new_inverse = (whitened_vecs.T / halves[:, None]) @ inverse
+            point = new_factor @ new_factor.T
         self._chains[chain] = (point, new_factor, new_inverse)
         return point
 
@@ -97,6 +105,32 @@ class SPDAffineGeodesics(Geodesics):
             return super().interpolate(start, end, t)
         return self._whitened_function(
             end, start, lambda eigvals: eigvals ** (t / 2), "interpolate")
+
+
+def _product(left, right):
+    """The product of two 2x2 matrices given as nested lists of floats."""
+    (a, b), (c, d) = left
+    (e, f), (g, h) = right
+    return [[a * e + b * g, a * f + b * h], [c * e + d * g, c * f + d * h]]
+
+
+def _map_2x2(matrix, factor, inverse, half_power):
+    """(G G^T, G, G^-1), G = F h(M), G^-1 = (1/h)(M) F^-1, M = F^-1 V F^-T: the SPD(2)
+    maps in Python floats (nested lists [2, 2]; 2x2 array operations cost a microsecond
+    each), h in closed form (``symmetric_2x2``)."""
+    whitened = _product(_product(inverse, matrix), [list(row) for row in zip(*inverse)])
+    (first, _), (off, second) = whitened
+    low, high, mean, gap = spectrum_2x2(first, second, off)
+    half_low, half_high = float(half_power(low)), float(half_power(high))
+    function_of_whitened = []
+    for f_low, f_high in ((half_low, half_high), (1 / half_low, 1 / half_high)):
+        alpha, beta = function_coefficients(f_low, f_high, mean, gap)
+        function_of_whitened.append(
+            [[alpha + beta * first, beta * off], [beta * off, alpha + beta * second]])
+    new_factor = _product(factor, function_of_whitened[0])
+    new_inverse = _product(function_of_whitened[1], inverse)
+    point = _product(new_factor, [list(row) for row in zip(*new_factor)])
+    return point, new_factor, new_inverse
 
 
 def geodesics_for(space):

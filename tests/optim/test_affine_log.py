@@ -2,6 +2,7 @@
 
 import geomstats.backend as gs
 import numpy as np
+import pytest
 from geomstats.geometry.scalar_product_metric import ScalarProductMetric
 from geomstats.geometry.spd_matrices import SPDMatrices
 
@@ -33,24 +34,30 @@ def _check_against_geomstats(sums, space, data, point, coefficients):
                                rtol=1e-9, atol=1e-12)
 
 
-def test_norms_and_sums_match_geomstats():
-    space, data, point = _points(9)
+DIMS = pytest.mark.parametrize("dim", [2, 4])  # 2: the closed form, no eigh
+
+
+@DIMS
+def test_norms_and_sums_match_geomstats(dim):
+    space, data, point = _points(9, dim)
     coefficients = to_backend(np.linspace(-1.0, 2.0, 9))
     _check_against_geomstats(AffineLogSums(point), space, data, point, coefficients)
 
 
-def test_scaled_metric_scales_norms_only():
-    space, data, point = _points(5)
+@DIMS
+def test_scaled_metric_scales_norms_only(dim):
+    space, data, point = _points(5, dim)
     space.equip_with_metric(ScalarProductMetric(space, 2.5))
     sums = SquaredDistanceLoss(space).gradient_sums(point)
     assert isinstance(sums, AffineLogSums)
     _check_against_geomstats(sums, space, data, point, to_backend(np.ones(5)))
 
 
-def test_non_positive_sample_has_infinite_norm_and_adds_nothing():
-    space, data, point = _points(4)
+@DIMS
+def test_non_positive_sample_has_infinite_norm_and_adds_nothing(dim):
+    space, data, point = _points(4, dim)
     broken = to_numpy(data).copy()
-    broken[2] = -np.eye(4)  # not positive definite: log of negative eigenvalues
+    broken[2] = -np.eye(dim)  # not positive definite: log of negative eigenvalues
     norms, weighted_sum = AffineLogSums(point)(to_backend(broken))
     finite = np.isfinite(to_numpy(norms))
     assert finite.tolist() == [True, True, False, True]
@@ -68,11 +75,12 @@ def test_route_kept_for_overridden_gradients_and_other_losses():
     assert not isinstance(CountingLoss(space).gradient_sums(point), AffineLogSums)
 
 
-def test_sums_at_a_point_with_a_known_factor_use_it_and_match_geomstats():
+@DIMS
+def test_sums_at_a_point_with_a_known_factor_use_it_and_match_geomstats(dim):
     """Inside ``known_factors`` (as in ``minimize``) the factor a lookup returns is the
     one whitened with; a non-symmetric factor F = S O gives the same logarithms."""
-    space, data, point = _points(6)
-    rotation = np.linalg.qr(np.random.default_rng(4).standard_normal((4, 4)))[0]
+    space, data, point = _points(6, dim)
+    rotation = np.linalg.qr(np.random.default_rng(4).standard_normal((dim, dim)))[0]
     eigvals, eigvecs = np.linalg.eigh(to_numpy(point))
     factor = eigvecs @ np.diag(np.sqrt(eigvals)) @ eigvecs.T @ rotation  # S O
     asked = []

@@ -12,16 +12,17 @@ from geomstats_dp.optim.geodesics import Geodesics, SPDAffineGeodesics, geodesic
 from .data import cloud, random_tangent
 
 
-def spd_space(scale):
-    space = SPDMatrices(3)
+def spd_space(scale, n=3):
+    space = SPDMatrices(n)
     if scale != 1.0:
         space.equip_with_metric(ScalarProductMetric(space, scale))
     return space
 
 
+@pytest.mark.parametrize("n", [2, 3])  # 2: the closed form of symmetric_2x2, no eigh
 @pytest.mark.parametrize("scale", [1.0, 4.0])
-def test_spd_affine_exp_and_interpolation_match_geomstats(scale):
-    space = spd_space(scale)
+def test_spd_affine_exp_and_interpolation_match_geomstats(scale, n):
+    space = spd_space(scale, n)
     geodesics = geodesics_for(space)
     assert isinstance(geodesics, SPDAffineGeodesics)
     rng = np.random.default_rng(0)
@@ -54,10 +55,11 @@ def test_other_metrics_use_geomstats():
     np.testing.assert_allclose(middle, [np.sqrt(0.5), np.sqrt(0.5), 0], atol=1e-12)
 
 
-def test_chained_maps_reuse_the_factor_of_the_point_they_returned():
+@pytest.mark.parametrize("n", [2, 3])
+def test_chained_maps_reuse_the_factor_of_the_point_they_returned(n):
     """A run's iterates and running average each start their next map from the point the
     map returned: its kept factor F (F F^T = point, F^-1 F = I) gives geomstats' maps."""
-    space = spd_space(1.0)
+    space = spd_space(1.0, n)
     geodesics = geodesics_for(space)
     rng = np.random.default_rng(2)
     targets = cloud(space, 30, radius=1.5, seed=3, offset=1.0)
@@ -78,5 +80,5 @@ def test_chained_maps_reuse_the_factor_of_the_point_they_returned():
             factor, inverse = (to_numpy(part) for part in geodesics.known_factor(kept))
             np.testing.assert_allclose(factor @ factor.T, to_numpy(kept), rtol=1e-12,
                                        atol=1e-12)
-            np.testing.assert_allclose(inverse @ factor, np.eye(3), atol=1e-12)
+            np.testing.assert_allclose(inverse @ factor, np.eye(n), atol=1e-12)
     assert geodesics.known_factor(to_backend(to_numpy(point))) is None  # another object
