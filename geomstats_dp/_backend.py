@@ -6,6 +6,7 @@ geomstats' backends do not expose); it crosses into the active backend here, and
 """
 
 import contextlib
+import logging
 import math
 import os
 import warnings
@@ -171,12 +172,20 @@ def get_rng(random_state=None, secure=False):
 
 @contextlib.contextmanager
 def quiet_numerics():
-    """Silence floating-point warnings while private data are processed.
+    """Silence floating-point warnings and log records while private data are processed.
 
-    Whether numpy warns (overflow, invalid value) depends on the data values: such a
-    warning would tell neighbouring datasets apart outside the release. Non-finite
-    per-sample gradients are zeroed by the clipping (``optim.clipping``).
+    Whether numpy warns (overflow, invalid value) or geomstats logs ("Negative eigenvalue
+    encountered in log", through the root logger) depends on the data values: such a
+    message would tell neighbouring datasets apart outside the release. Non-finite
+    per-sample gradients are zeroed by the clipping (``optim.clipping``). Log records of
+    level WARNING and below are disabled process-wide for the duration (``logging`` has
+    no per-thread switch).
     """
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
+    previous = logging.root.manager.disable
+    logging.disable(max(previous, logging.WARNING))
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
+    finally:
+        logging.disable(previous)

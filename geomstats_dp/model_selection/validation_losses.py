@@ -10,7 +10,7 @@ non-finite; ``private_score`` clips them, so no value of the data raises.
 
 import numpy as np
 
-from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
 from geomstats_dp.learning import (
     PrivateERM,
     PrivateMatrixCompletion,
@@ -79,7 +79,8 @@ def record_losses(estimator, X, y=None):
     if losses is None and hasattr(estimator, "estimate_") and hasattr(estimator, "_make_loss"):
         losses = point_losses  # PriRFed
     if losses is not None:
-        return np.asarray(losses(estimator, X, y), dtype=np.float64).reshape(-1)
+        with quiet_numerics():  # a log of a record at the release may warn: data dependent
+            return np.asarray(losses(estimator, X, y), dtype=np.float64).reshape(-1)
     raise TypeError(
         "estimator must be an estimator of geomstats_dp (PrivateFrechetMean, PrivateERM, "
         f"PrivatePCA, PrivateMatrixCompletion, PrivateStructuredPrediction, PriRFed), got "

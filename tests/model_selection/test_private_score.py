@@ -1,6 +1,7 @@
 """private_score: the noise drawn against the calibrated one, clipping, charging, refusal."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -108,3 +109,30 @@ def test_bad_settings_raise_naming_them(fitted, kwargs, error, match):
     estimator, X = fitted
     with pytest.raises(error, match=match):
         private_score(estimator, X, budget=PrivacyBudget(2.0, 1e-5), **kwargs)
+
+
+def test_a_record_that_makes_the_log_fail_is_silent(caplog):
+    """At an ill-conditioned released point, the log of one validation record has a
+    negative eigenvalue: geomstats logs it and numpy warns "invalid value". Neither may
+    tell this validation set from its neighbour (that record replaced by a benign one):
+    both score with no warning and no log record, and the bad record counts as B."""
+    from geomstats.geometry.spd_matrices import SPDMatrices
+
+    space = SPDMatrices(3)
+    rng = np.random.default_rng(0)
+    benign = np.stack([a @ a.T / 3 + np.eye(3) for a in rng.normal(size=(20, 3, 3))])
+    estimator = PrivateFrechetMean(space, epsilon=1.0, clip_norm=1.0, random_state=0)
+    with pytest.warns(UserWarning):  # the schedule's public warning, not under test
+        estimator.fit(benign)
+    estimator.estimate_ = np.diag([1e-9, 1.0, 1e9])  # a far, ill-conditioned release
+    neighbour = benign.copy()
+    neighbour[0] = np.diag([1e-9, 1e9, 1.0])
+    assert not np.all(np.isfinite(record_losses(estimator, neighbour)))  # the premise
+    seen = []
+    for data in (benign, neighbour):
+        caplog.clear()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            private_score(estimator, data, epsilon=1.0, loss_bound=10.0, random_state=1)
+        seen.append(([str(w.message) for w in caught], list(caplog.records)))
+    assert seen == [([], []), ([], [])]
