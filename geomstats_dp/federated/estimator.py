@@ -41,6 +41,7 @@ from geomstats_dp.optim import (
     SquaredDistanceLoss,
     canonical_point,
 )
+from geomstats_dp.optim.karcher import first_settled
 from geomstats_dp.privacy import ApproxDPEvent, PrivacyLeakWarning
 from geomstats_dp.privacy.federated import (
     AMPLIFYING_ACCOUNTANTS,
@@ -692,12 +693,10 @@ class RunSpec:
         -------
         index : int
         """
-        noise = self.round_noise()
-        previous = np.concatenate([self.start[None], points[:-1]])
+        chain = [to_backend(point) for point in (self.start, *points)]
+        thresholds = np.full(len(points), 2 * math.sqrt(2) * self.round_noise())
         with quiet_numerics():
-            moves = to_numpy(self.space.metric.dist(to_backend(previous), to_backend(points)))
-        settled = np.flatnonzero(moves <= 2 * math.sqrt(2) * noise)
-        return int(settled[0]) if len(settled) else len(points) - 1
+            return first_settled(self.space, chain, thresholds) - 1
 
 
 def run_local(run, fail=None):

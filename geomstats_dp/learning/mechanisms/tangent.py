@@ -28,7 +28,6 @@ with it by basic composition. The multipliers are calibrated (``calibrate_gaussi
 from epsilon, delta and the public step shares before any data value is read.
 """
 
-import itertools
 import math
 
 import geomstats.backend as gs
@@ -51,7 +50,7 @@ from geomstats_dp.learning.mechanisms.loss_checks import (
     probe_loss,
 )
 from geomstats_dp.optim import SquaredDistanceLoss
-from geomstats_dp.optim.karcher import karcher_mean
+from geomstats_dp.optim.karcher import first_settled, karcher_mean
 from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.optim.strategies import weight_factor
 from geomstats_dp.optim.weights import normalize_sample_weight
@@ -116,11 +115,9 @@ def settled_mean(space, points, noise_norms):
     point : array-like, shape=[*space.shape]
     """
     nus = np.asarray(noise_norms, dtype=float)
-    moves = [float(to_numpy(space.metric.dist(before, after)))
-             for before, after in itertools.pairwise(points)]
-    settled = [k for k in range(1, len(points))
-               if moves[k - 1] <= math.sqrt(nus[k - 1] ** 2 + nus[k] ** 2)]
-    first = settled[0] if settled else len(points) - 1
+    if len(points) == 1:
+        return points[-1]
+    first = first_settled(space, points, np.sqrt(nus[:-1] ** 2 + nus[1:] ** 2))
     if first == len(points) - 1:
         return points[-1]
     weights = nus[first:] ** -2
