@@ -107,30 +107,51 @@ class SPDAffineGeodesics(Geodesics):
             end, start, lambda eigvals: eigvals ** (t / 2), "interpolate")
 
 
-def _product(left, right):
-    """The product of two 2x2 matrices given as nested lists of floats."""
+def product_2x2(left, right):
+    """The product of two 2x2 matrices given as nested sequences of floats (tuples out)."""
     (a, b), (c, d) = left
     (e, f), (g, h) = right
-    return [[a * e + b * g, a * f + b * h], [c * e + d * g, c * f + d * h]]
+    return ((a * e + b * g, a * f + b * h), (c * e + d * g, c * f + d * h))
+
+
+def transpose_2x2(matrix):
+    """The transpose of a 2x2 matrix given as nested sequences of floats (tuples out)."""
+    (a, b), (c, d) = matrix
+    return ((a, c), (b, d))
+
+
+def whitened_spectrum_2x2(matrix, inverse):
+    """M = F^-1 V F^-T and ``spectrum_2x2`` of its lower triangle: (M, low, high, mean,
+    gap), nested tuples [2, 2] and floats."""
+    whitened = product_2x2(product_2x2(inverse, matrix), transpose_2x2(inverse))
+    (first, _), (off, second) = whitened
+    return (whitened,) + spectrum_2x2(first, second, off)
+
+
+def function_2x2(whitened, mean, gap, f_low, f_high):
+    """f(M) = alpha I + beta M from f at the eigenvalues (lower triangle of M read)."""
+    (first, _), (off, second) = whitened
+    alpha, beta = function_coefficients(f_low, f_high, mean, gap)
+    return ((alpha + beta * first, beta * off), (beta * off, alpha + beta * second))
+
+
+def factor_map_2x2(whitened, mean, gap, half_low, half_high, factor, inverse):
+    """(G G^T, G, G^-1), G = F h(M), G^-1 = (1/h)(M) F^-1, from h at the eigenvalues of
+    M (``whitened_spectrum_2x2``); nested tuples [2, 2]."""
+    new_factor = product_2x2(factor, function_2x2(whitened, mean, gap, half_low, half_high))
+    new_inverse = product_2x2(
+        function_2x2(whitened, mean, gap, 1 / half_low, 1 / half_high), inverse)
+    return product_2x2(new_factor, transpose_2x2(new_factor)), new_factor, new_inverse
 
 
 def _map_2x2(matrix, factor, inverse, half_power):
     """(G G^T, G, G^-1), G = F h(M), G^-1 = (1/h)(M) F^-1, M = F^-1 V F^-T: the SPD(2)
-    maps in Python floats (nested lists [2, 2]; 2x2 array operations cost a microsecond
-    each), h in closed form (``symmetric_2x2``)."""
-    whitened = _product(_product(inverse, matrix), [list(row) for row in zip(*inverse)])
-    (first, _), (off, second) = whitened
-    low, high, mean, gap = spectrum_2x2(first, second, off)
-    half_low, half_high = float(half_power(low)), float(half_power(high))
-    function_of_whitened = []
-    for f_low, f_high in ((half_low, half_high), (1 / half_low, 1 / half_high)):
-        alpha, beta = function_coefficients(f_low, f_high, mean, gap)
-        function_of_whitened.append(
-            [[alpha + beta * first, beta * off], [beta * off, alpha + beta * second]])
-    new_factor = _product(factor, function_of_whitened[0])
-    new_inverse = _product(function_of_whitened[1], inverse)
-    point = _product(new_factor, [list(row) for row in zip(*new_factor)])
-    return point, new_factor, new_inverse
+    maps in Python floats (nested sequences [2, 2]; 2x2 array operations cost a
+    microsecond each), h in closed form (``symmetric_2x2``). The helpers are plain
+    arithmetic, which ``optim.compiled_blocks`` also compiles."""
+    whitened, low, high, mean, gap = whitened_spectrum_2x2(matrix, inverse)
+    return factor_map_2x2(whitened, mean, gap, float(half_power(low)),
+                          float(half_power(high)), factor, inverse)
 
 
 def geodesics_for(space):

@@ -6,6 +6,7 @@ from geomstats_dp._backend import get_rng, to_backend
 from geomstats_dp._validation import check_positive_int
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.optim.affine_log import known_factors
+from geomstats_dp.optim.compiled_blocks import compiled_block_runner
 from geomstats_dp.optim.geodesics import geodesics_for
 from geomstats_dp.optim.initial_point import check_init_point
 from geomstats_dp.optim.losses import PerSampleLoss
@@ -113,7 +114,6 @@ def minimize(
     steps_per_round = strategy.steps_per_round(n_iter)
     step_sizes = step_size_values(step_size, strategy.n_rounds * steps_per_round)
     geodesics = geodesics_for(space)
-    retract = geodesics.exp if retraction is None else retraction
 
     if not data_checked:
         data = loss.check_data(data)
@@ -126,10 +126,34 @@ def minimize(
     if transport is None and strategy.needs_transport:
         transport = resolve_transport(space)
     oracle = GradientOracle(loss, data, weights, noise_sampler, rng, strategy.blocks_draws)
-    direction = strategy.stepper(oracle, transport)
+    runner = compiled_block_runner(loss, strategy, data, noise_sampler,
+                                   retraction=retraction, callback=callback)
+    if runner is None:
+        point, iterates = _run_steps(
+            oracle, strategy, transport, point, step_sizes.tolist(), steps_per_round, output,
+            rng, geodesics, retraction, callback, keep_iterates, direction_bound)
+    else:  # the same steps, draws and result, a block of steps per compiled call
+        point, iterates = runner(point, oracle, step_sizes, output, rng, keep_iterates,
+                                 direction_bound)
+    return OptimizerResult(
+        point=point,
+        output=output,
+        n_iter=n_iter,
+        n_steps=len(step_sizes),
+        n_gradient_evaluations=oracle.n_gradient_evaluations,
+        n_noise_draws=oracle.n_noise_draws,
+        step_sizes=step_sizes,
+        iterates=iterates,
+    )
 
+
+def _run_steps(oracle, strategy, transport, point, etas, steps_per_round, output, rng,
+               geodesics, retraction, callback, keep_iterates, direction_bound):
+    """The steps of ``minimize`` in Python: (output point, iterates or None)."""
+    space = oracle.loss.space
+    retract = geodesics.exp if retraction is None else retraction
+    direction = strategy.stepper(oracle, transport)
     iterates = [] if keep_iterates else None
-    etas = step_sizes.tolist()
     step = 0
     with known_factors(geodesics.known_factor):  # the iterates' SPD factors, reused
         for round_index in range(strategy.n_rounds):
@@ -154,13 +178,4 @@ def minimize(
     if keep_iterates:
         iterates.append(point)
         iterates = gs.stack(iterates)
-    return OptimizerResult(
-        point=tracker.point,
-        output=output,
-        n_iter=n_iter,
-        n_steps=step,
-        n_gradient_evaluations=oracle.n_gradient_evaluations,
-        n_noise_draws=oracle.n_noise_draws,
-        step_sizes=step_sizes,
-        iterates=iterates,
-    )
+    return tracker.point, iterates
