@@ -104,7 +104,8 @@ class GradientRelease(ReleaseMechanism):
             loss, data, release.strategy, n_iter, step_size, init_point,
             sample_weight=weights, output=output, random_state=rng,
             noise_sampler=TangentGaussian(est.space, est.noise_method, validate=False),
-            callback=lambda step, point: progress.update(), data_checked=True,
+            callback=(lambda step, point: progress.update()) if est.verbose else None,
+            data_checked=True,  # no callback: SPD(2) runs can take ``optim.compiled_blocks``
         )
         progress.close()
         ratio = est._noise_ratio(result.step_sizes, release.strategy.noise_stds, clip_norm,
