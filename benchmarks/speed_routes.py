@@ -66,14 +66,18 @@ def spd2_covariances(n_samples):
 
 
 def epoch_rows(quick):
-    """One DP-RSGD epoch against one DP-RGD step on SPD(2) covariances."""
+    """One DP-RSGD epoch against one DP-RGD step on SPD(2) covariances, on the default
+    route (the compiled blocks where numba is installed) and on the Python loop; a
+    ``PrivateFrechetMean(method="rsgd")`` fit on both; the kernel's first call."""
     from geomstats.geometry.spd_matrices import SPDMatrices
 
+    from geomstats_dp.learning import PrivateFrechetMean
     from geomstats_dp.optim import (
         FullBatch,
         InverseTimeStep,
         MiniBatch,
         SquaredDistanceLoss,
+        compiled_blocks,
         minimize,
         streams,
     )
@@ -81,7 +85,8 @@ def epoch_rows(quick):
     n_samples = 1000 if quick else 10_992
     space = SPDMatrices(2)
     loss = SquaredDistanceLoss(space)
-    data = loss.check_data(spd2_covariances(n_samples))
+    covariances = spd2_covariances(n_samples)
+    data = loss.check_data(covariances)
     batch_size = round(math.sqrt(n_samples))
     epoch = n_samples // batch_size
     sigma = 0.5 * 2 * CLIP_NORM / batch_size  # noise multiplier 0.5; the cost is sigma-free
@@ -103,15 +108,84 @@ def epoch_rows(quick):
         finally:
             streams.BLOCK_FLOATS, streams.MAX_BLOCK_STEPS = saved
 
-    best = _fastest({"rgd_step": rgd_step, "rsgd_epoch": rsgd_epoch,
-                     "rsgd_epoch_per_step_draws": rsgd_epoch_per_step_draws},
-                    3 if quick else 21)
+    def rsgd_fit():
+        PrivateFrechetMean(space, epsilon=EPSILON, delta=DELTA, method="rsgd",
+                           clip_norm=CLIP_NORM, random_state=SEED).fit(covariances)
+
+    compiled = compiled_blocks.ENABLED and compiled_blocks.numba_importable()
+    routes = ("compiled", "numpy") if compiled else ("numpy",)
+    calls = {f"{name} ({route})": on_route(compiled_blocks, route == "compiled", call)
+             for route in routes
+             for name, call in (("rgd_step", rgd_step), ("rsgd_epoch", rsgd_epoch),
+                                ("rsgd_epoch_per_step_draws", rsgd_epoch_per_step_draws))}
+    first_call = first_call_rows() if compiled else []
+    best = _fastest(calls, 3 if quick else 21)
     problem = f"SPD(2), {n_samples} covariances, b = {batch_size}, {epoch} steps per epoch"
-    return [
-        _row("epoch_over_rgd_step", problem, variant, best[variant], "one DP-RGD step",
-             best["rgd_step"], 3.0)
-        for variant in ("rsgd_epoch", "rsgd_epoch_per_step_draws")
-    ]
+    pairs = [(f"{variant} ({route})", f"rgd_step ({route})") for route in routes
+             for variant in ("rsgd_epoch", "rsgd_epoch_per_step_draws")]
+    if compiled:  # the compiled epoch against the faster step of the two routes
+        pairs.append(("rsgd_epoch (compiled)", "rgd_step (numpy)"))
+    found = [_row("epoch_over_rgd_step", problem, variant, best[variant],
+                  f"one DP-RGD step ({step.split()[1][1:-1]})", best[step], 3.0)
+             for variant, step in pairs]
+    if compiled:
+        fits = _fastest({route: on_route(compiled_blocks, route == "compiled", rsgd_fit)
+                         for route in routes}, 3)
+        found.append(_row("rsgd_fit_compiled_over_numpy", f"{problem}; the default fit",
+                          'PrivateFrechetMean(method="rsgd") (compiled)', fits["compiled"],
+                          "the same fit (numpy)", fits["numpy"], None))
+    return found + first_call
+
+
+def on_route(compiled_blocks, enabled, call):
+    """``call`` with the compiled blocks switched on or off."""
+
+    def routed():
+        saved, compiled_blocks.ENABLED = compiled_blocks.ENABLED, enabled
+        try:
+            call()
+        finally:
+            compiled_blocks.ENABLED = saved
+
+    return routed
+
+
+FIRST_CALL = """
+import time
+import numpy as np
+from geomstats.geometry.spd_matrices import SPDMatrices
+from geomstats_dp.optim import MiniBatch, SquaredDistanceLoss, minimize
+loss = SquaredDistanceLoss(SPDMatrices(2))
+data = loss.check_data(np.tile(np.eye(2), (50, 1, 1)) * 1.5)
+times = []
+for _ in range(2):
+    start = np.array([time.process_time(), time.perf_counter()])
+    minimize(loss, data, MiniBatch(7, 1.0, 0.1), 20, 0.1, random_state=0)
+    times.append(np.array([time.process_time(), time.perf_counter()]) - start)
+print(*times[0], *times[1])
+"""
+
+
+def first_call_rows():
+    """The first ``minimize`` call of a new process that takes the compiled route
+    (importing numba, then compiling the kernel or loading it from the on-disk cache)
+    over the same call once compiled: two new processes sharing an empty cache folder."""
+    import subprocess
+    import sys
+    import tempfile
+
+    rows = []
+    with tempfile.TemporaryDirectory() as cache:
+        environment = {**os.environ, "NUMBA_CACHE_DIR": cache, "OMP_NUM_THREADS": "1"}
+        for variant in ("first call, empty numba cache (import + compile)",
+                        "first call of a later process (import + cache load)"):
+            output = subprocess.run([sys.executable, "-c", FIRST_CALL], env=environment,
+                                    capture_output=True, text=True, check=True).stdout
+            first_cpu, first_wall, cpu, wall = map(float, output.split())
+            rows.append(_row("kernel_first_call", "20 DP-RSGD steps, 50 SPD(2) records",
+                             variant, (first_cpu, first_wall),
+                             "the same call, compiled", (cpu, wall), None))
+    return rows
 
 
 def noise_share_rows(quick):
@@ -210,7 +284,7 @@ def _row(ratio, problem, variant, seconds, baseline, baseline_seconds, goal):
     value = cpu / cpu_baseline
     row = {"ratio": ratio, "problem": problem, "variant": variant, "seconds": cpu,
            "baseline": baseline, "baseline_seconds": cpu_baseline, "value": value,
-           "goal": goal, "met": value <= goal, "wall_seconds": wall,
+           "goal": goal, "met": "" if goal is None else value <= goal, "wall_seconds": wall,
            "wall_baseline_seconds": wall_baseline, "wall_value": wall / wall_baseline,
            "loadavg_1min": round(os.getloadavg()[0], 2)}
     print(f"  {ratio} [{problem}] {variant}: CPU {cpu:.4g} s / {cpu_baseline:.4g} s = "
@@ -220,12 +294,14 @@ def _row(ratio, problem, variant, seconds, baseline, baseline_seconds, goal):
 
 
 def plot(path, rows):
-    """One bar per ratio over its goal (1 = the goal met exactly)."""
+    """One bar per ratio over its goal (1 = the goal met exactly); rows without a goal
+    are in the CSV only."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    rows = [row for row in rows if row["goal"] is not None]
     labels = [f"{row['ratio']}: {row['variant']}\n{row['problem']}\nover {row['baseline']}"
               for row in rows]
     values = [row["value"] / row["goal"] for row in rows]

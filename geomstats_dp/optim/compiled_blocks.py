@@ -44,7 +44,7 @@ from geomstats_dp.optim.geodesics import (
 )
 from geomstats_dp.optim.losses import SquaredDistanceLoss, backend_name
 from geomstats_dp.optim.outputs import make_tracker
-from geomstats_dp.optim.streams import MAX_BLOCK_STEPS, block_steps
+from geomstats_dp.optim import streams
 from geomstats_dp.optim.strategies import FullBatch, MiniBatch
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 
@@ -196,7 +196,7 @@ class _FullBatches:
     """Every record at every step: blocks of ``MAX_BLOCK_STEPS`` steps."""
 
     def __init__(self, n_samples):
-        self.block = MAX_BLOCK_STEPS
+        self.block = streams.MAX_BLOCK_STEPS
         self.indices = np.arange(n_samples)
         self.starts = np.zeros(self.block, dtype=np.int64)
         self.ends = np.full(self.block, n_samples, dtype=np.int64)
@@ -213,7 +213,8 @@ class _DrawnBatches:
 
     def __init__(self, strategy, oracle):
         poisson = strategy.sampling == "poisson"
-        self.block = block_steps(oracle.n_samples) if poisson else MAX_BLOCK_STEPS
+        self.block = (streams.block_steps(oracle.n_samples) if poisson
+                      else streams.MAX_BLOCK_STEPS)
         self.draw = strategy.batch_stream(oracle.batch_rng, oracle.n_samples)
 
     def next(self, n_steps):
