@@ -34,6 +34,7 @@ from geomstats_dp._backend import to_backend
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.distributions.spd import SPDAffineTransport, _cholesky_2x2, _draw_2x2
 from geomstats_dp.distributions.tangent_gaussian import TangentGaussian
+from geomstats_dp.optim import streams
 from geomstats_dp.optim.affine_log import square_root_factor
 from geomstats_dp.optim.geodesics import (
     factor_map_2x2,
@@ -44,7 +45,6 @@ from geomstats_dp.optim.geodesics import (
 )
 from geomstats_dp.optim.losses import SquaredDistanceLoss, backend_name
 from geomstats_dp.optim.outputs import make_tracker
-from geomstats_dp.optim import streams
 from geomstats_dp.optim.strategies import FullBatch, MiniBatch
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 

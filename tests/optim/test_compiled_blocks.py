@@ -16,9 +16,9 @@ from geomstats_dp.optim import (
     MiniBatch,
     SquaredDistanceLoss,
     VarianceReduced,
+    compiled_blocks,
     minimize,
 )
-from geomstats_dp.optim import compiled_blocks
 from tests.conftest import shifted
 
 from .data import cloud
