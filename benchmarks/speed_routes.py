@@ -154,37 +154,44 @@ FIRST_CALL = """
 import time
 import numpy as np
 from geomstats.geometry.spd_matrices import SPDMatrices
-from geomstats_dp.optim import MiniBatch, SquaredDistanceLoss, minimize
+from benchmarks.speed_routes import spd2_covariances
+from geomstats_dp.optim import MiniBatch, SquaredDistanceLoss, compiled_blocks, minimize
 loss = SquaredDistanceLoss(SPDMatrices(2))
-data = loss.check_data(np.tile(np.eye(2), (50, 1, 1)) * 1.5)
-times = []
-for _ in range(2):
+data = loss.check_data(spd2_covariances(50))
+def call(enabled):
+    compiled_blocks.ENABLED = enabled
     start = np.array([time.process_time(), time.perf_counter()])
-    minimize(loss, data, MiniBatch(7, 1.0, 0.1), 20, 0.1, random_state=0)
-    times.append(np.array([time.process_time(), time.perf_counter()]) - start)
-print(*times[0], *times[1])
+    minimize(loss, data, MiniBatch(7, 1.0, 0.1), compiled_blocks.MIN_STEPS_TO_LOAD, 0.1,
+             random_state=0)
+    return np.array([time.process_time(), time.perf_counter()]) - start
+print(*call(True), *call(True), *call(False))
 """
 
 
 def first_call_rows():
     """The first ``minimize`` call of a new process that takes the compiled route
-    (importing numba, then compiling the kernel or loading it from the on-disk cache)
-    over the same call once compiled: two new processes sharing an empty cache folder."""
+    (``MIN_STEPS_TO_LOAD`` steps: importing numba, then compiling the kernel or loading
+    it from the on-disk cache), the same call once loaded, against the Python loop: two
+    new processes sharing an empty cache folder."""
     import subprocess
     import sys
     import tempfile
 
+    from geomstats_dp.optim.compiled_blocks import MIN_STEPS_TO_LOAD
+
+    problem = f"{MIN_STEPS_TO_LOAD} DP-RSGD steps, 50 SPD(2) records, b = 7"
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         environment = {**os.environ, "NUMBA_CACHE_DIR": cache, "OMP_NUM_THREADS": "1"}
-        for variant in ("first call, empty numba cache (import + compile)",
-                        "first call of a later process (import + cache load)"):
+        for process in ("empty numba cache: import + compile",
+                        "a later process: import + cache load"):
             output = subprocess.run([sys.executable, "-c", FIRST_CALL], env=environment,
                                     capture_output=True, text=True, check=True).stdout
-            first_cpu, first_wall, cpu, wall = map(float, output.split())
-            rows.append(_row("kernel_first_call", "20 DP-RSGD steps, 50 SPD(2) records",
-                             variant, (first_cpu, first_wall),
-                             "the same call, compiled", (cpu, wall), None))
+            times = np.array(output.split(), dtype=float).reshape((3, 2))
+            for variant, seconds in ((f"first call ({process})", times[0]),
+                                     (f"second call ({process})", times[1])):
+                rows.append(_row("kernel_first_call", problem, variant, seconds,
+                                 "the same call on the Python loop", times[2], None))
     return rows
 
 

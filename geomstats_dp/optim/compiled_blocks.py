@@ -52,6 +52,13 @@ ENABLED = os.environ.get("GEOMSTATS_DP_COMPILED", "1") != "0"
 """Whether runs that qualify take the compiled route (environment variable
 ``GEOMSTATS_DP_COMPILED=0`` turns it off; tests and benchmarks set this flag)."""
 
+MIN_STEPS_TO_LOAD = 8000
+"""A run loads the kernel (importing numba and reading the compiled kernel from its
+on-disk cache: about 0.3 s of CPU, about 4 s to compile it on a first use) only if it
+has at least this many steps; once loaded, every run that qualifies takes the route. A
+step costs 40-50 us less compiled (batches of 7 to 105 records), so shorter runs would
+not pay the load back (``benchmarks/speed_routes.py``)."""
+
 
 def numba_importable():
     """Whether numba can be imported (the ``speed`` extra)."""
@@ -62,7 +69,7 @@ def numba_importable():
     return True
 
 
-def compiled_block_runner(loss, strategy, data, noise_sampler, *, retraction=None,
+def compiled_block_runner(loss, strategy, data, noise_sampler, n_steps, *, retraction=None,
                           callback=None):
     """The compiled runner of a ``minimize`` call, or None where it does not apply.
 
@@ -72,7 +79,7 @@ def compiled_block_runner(loss, strategy, data, noise_sampler, *, retraction=Non
     strategy, numpy data in memory on the numpy backend, the default noise sampler (a
     ``TangentGaussian`` with method "transport" and no validation, or none when there is
     no noise), no ``retraction`` and no ``callback``, with numba importable and
-    ``ENABLED``.
+    ``ENABLED``, if the kernel is loaded or the run has ``MIN_STEPS_TO_LOAD`` steps.
 
     Parameters
     ----------
@@ -82,6 +89,8 @@ def compiled_block_runner(loss, strategy, data, noise_sampler, *, retraction=Non
         As checked by ``loss.check_data``.
     noise_sampler : object or None
         The sampler the loop would use.
+    n_steps : int
+        Steps of the run.
     retraction, callback : callable, optional
         As given to ``minimize``.
 
@@ -100,7 +109,7 @@ def compiled_block_runner(loss, strategy, data, noise_sampler, *, retraction=Non
         return None
     if noise_sampler is not None and not _default_sampler(noise_sampler, scale):
         return None
-    if not numba_importable():
+    if not _KERNEL and (n_steps < MIN_STEPS_TO_LOAD or not numba_importable()):
         return None
     return CompiledBlocks(strategy, scale)
 

@@ -131,7 +131,7 @@ def minimize(
     if transport is None and strategy.needs_transport:
         transport = resolve_transport(space)
     oracle = GradientOracle(loss, data, weights, noise_sampler, rng, strategy.blocks_draws)
-    runner = compiled_block_runner(loss, strategy, data, noise_sampler,
+    runner = compiled_block_runner(loss, strategy, data, noise_sampler, len(step_sizes),
                                    retraction=retraction, callback=callback)
     if runner is None:
         point, iterates = _run_steps(

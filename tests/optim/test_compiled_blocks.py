@@ -232,6 +232,7 @@ def qualifying_call(**changes):
     arguments = {
         "loss": SquaredDistanceLoss(space), "strategy": STRATEGIES["rsgd"],
         "data": records(space, 20), "noise_sampler": TangentGaussian(space, validate=False),
+        "n_steps": compiled_blocks.MIN_STEPS_TO_LOAD,
     }
     return {**arguments, **changes}
 
@@ -270,9 +271,20 @@ def test_the_route_falls_back_where_it_does_not_apply(case):
     assert compiled_blocks.compiled_block_runner(**qualifying_call(**changes)) is None
 
 
+def test_a_short_run_loads_no_kernel(monkeypatch):
+    """Before the kernel is loaded only a run of MIN_STEPS_TO_LOAD steps takes the route."""
+    short = qualifying_call(n_steps=compiled_blocks.MIN_STEPS_TO_LOAD - 1)
+    compiled_blocks.compiled_kernel()
+    assert compiled_blocks.compiled_block_runner(**short) is not None
+    monkeypatch.setattr(compiled_blocks, "_KERNEL", [])  # not loaded
+    assert compiled_blocks.compiled_block_runner(**short) is None
+    assert compiled_blocks.compiled_block_runner(**qualifying_call()) is not None
+
+
 def test_the_route_is_off_without_numba_on_other_backends_or_when_disabled(monkeypatch):
     assert compiled_blocks.compiled_block_runner(**qualifying_call()) is not None
     with monkeypatch.context() as patched:
+        patched.setattr(compiled_blocks, "_KERNEL", [])  # not loaded
         patched.setitem(sys.modules, "numba", None)  # import numba raises ImportError
         assert not compiled_blocks.numba_importable()
         assert compiled_blocks.compiled_block_runner(**qualifying_call()) is None
