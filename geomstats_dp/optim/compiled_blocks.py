@@ -20,8 +20,11 @@ sampler would reject (not finite, or no Cholesky factor) stops the block so that
 sampler raises its own error, as it does in the loop.
 
 ``compiled_block_runner`` decides from public quantities whether a run takes this route
-(numpy backend, numba importable, ``ENABLED``); otherwise ``minimize`` runs its Python
-loop. The first call compiles the kernel (seconds), cached on disk for later processes.
+(numpy backend, numba importable, ``ENABLED``, ``MIN_STEPS_TO_LOAD``); otherwise
+``minimize`` runs its Python loop. The first use compiles the kernel (about 4 s), which
+numba caches on disk for later processes. Its cache is keyed on this file alone: after
+editing a helper it compiles (``geodesics``, ``symmetric_2x2``, ``distributions.spd``),
+touch this file so that the kernel is compiled again (the tests compare the two routes).
 """
 
 import math
@@ -163,14 +166,14 @@ class CompiledBlocks:
         strategy, n_samples = self.strategy, oracle.n_samples
         n_steps, sigma = len(step_sizes), strategy.noise_std
         tracker = make_tracker(output, None, n_steps, rng)  # "random" draws here
-        settings = (
+        settings = (  # one type signature for every run: one compiled kernel
             n_samples / strategy.batch_size if type(strategy) is MiniBatch else 1.0,
-            strategy.clip_norm, math.sqrt(self.scale), sigma / math.sqrt(self.scale),
+            float(strategy.clip_norm), math.sqrt(self.scale), sigma / math.sqrt(self.scale),
             math.inf if direction_bound is None else float(direction_bound),
-            float(getattr(tracker, "power", 0)), getattr(tracker, "index", -1),
+            float(getattr(tracker, "power", 0)), int(getattr(tracker, "index", -1)),
         )
-        records = np.ascontiguousarray(oracle.data).reshape((n_samples, 4))
-        weights = np.ascontiguousarray(oracle.weights)
+        records = np.require(oracle.data, np.float64, ["C", "W"]).reshape((n_samples, 4))
+        weights = np.require(oracle.weights, np.float64, ["C", "W"])
         iterate = np.stack([np.asarray(point), *square_root_factor(np.asarray(point))])
         tracked = iterate.copy()  # the running average with its factors, or w_k
         trail = np.empty((n_steps + 1 if keep_iterates else 0, 2, 2))

@@ -120,6 +120,17 @@ def test_noiseless_run_draws_nothing(monkeypatch, kernel_calls):
     assert compiled.n_noise_draws == 0 and kernel_calls == [20]
 
 
+def test_one_compiled_kernel_serves_every_run(monkeypatch, kernel_calls):
+    """Integer settings and read-only data are converted: no second compilation."""
+    space = spd2()
+    data = records(space, 30)
+    data.flags.writeable = False
+    compiled, python = run_both(monkeypatch, space, data, MiniBatch(5, 1, 0.1), 6,
+                                n_iter=10, direction_bound=1)
+    assert_same_run(compiled, python)
+    assert len(compiled_blocks._KERNEL[0].signatures) == 1 and kernel_calls == [10]
+
+
 def test_records_of_non_finite_norm_add_nothing(monkeypatch, kernel_calls):
     """A record that is not positive definite (passed with data_checked=True) has a
     NaN or infinite log norm: clipped to zero in both routes, counted as evaluated."""
