@@ -11,6 +11,13 @@ doubled a 26 ms epoch against a 3 ms step.
   b = round(sqrt(n)), the weighted geodesic average of the default) over one DP-RGD step
   (``FullBatch``) on the same 10,992 SPD(2) covariances (goal: <= 3). The same epoch with
   its random draws made one step at a time (``streams`` blocks of one) is timed as well.
+  Each on both routes of ``minimize`` where numba is installed: the compiled blocks of
+  steps (``optim.compiled_blocks``, the default) and the Python loop (the kernel switched
+  off), and the compiled epoch over the loop's step. Rows without a goal (CSV only):
+  ``rsgd_fit_compiled_over_numpy``, a default ``PrivateFrechetMean(method="rsgd")`` fit on
+  the two routes, and ``kernel_first_call``, the first compiled run of a new process
+  (importing numba, compiling the kernel or loading it from numba's on-disk cache) and its
+  second run, over the same run on the Python loop.
 - ``noise_share``: a library DP-RSGD step (``minimize``, ``MiniBatch(1)``) on S^783 with
   noise over the same step without it, minus 1 (goal: <= 0.25).
 - ``private_over_geomstats``: ``PrivateFrechetMean`` (method "rgd", and the default
