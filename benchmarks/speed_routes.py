@@ -121,6 +121,8 @@ def epoch_rows(quick):
 
     compiled = compiled_blocks.ENABLED and compiled_blocks.numba_importable()
     routes = ("compiled", "numpy") if compiled else ("numpy",)
+    if compiled:  # loaded up front (``first_call_rows`` times the load): runs of any length
+        compiled_blocks.compiled_kernel()  # take the route
     calls = {f"{name} ({route})": on_route(compiled_blocks, route == "compiled", call)
              for route in routes
              for name, call in (("rgd_step", rgd_step), ("rsgd_epoch", rsgd_epoch),

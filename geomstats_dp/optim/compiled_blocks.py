@@ -273,8 +273,9 @@ def _scaled(matrix, scale):
 
 
 def _clip_factor(norm, clip_norm):
-    """``clipping.clip_factors`` of one norm: min(1, C / norm), 0 if not finite."""
-    return clip_norm / max(norm, clip_norm) if norm < math.inf else 0.0
+    """``clipping.clip_factors`` of one finite norm: min(1, C / norm), exactly 1 if
+    norm <= C."""
+    return clip_norm / max(norm, clip_norm)
 
 
 def _clipped_gradient(records, weights, indices, start, end, point, inverse, settings):
