@@ -12,7 +12,9 @@ L U L^T (``distributions.spd``), the optional projection of ``step_cap``, the
 exponential map and the output's running average (the closed forms of ``geodesics``,
 whose helpers it compiles). The law of the run, its adjacency and sensitivity are those
 of the Python loop, and so are its random draws: the kernel changes the cost of a run,
-never its release; with the same seed its iterates equal the loop's up to rounding.
+never its release; with the same seed its iterates equal the loop's up to rounding. (A
+``SecureGenerator``, which serves batches and noise from one unseeded stream, is read in
+another order, a block's batches then its normals: independent draws of the same law.)
 
 The kernel branches on data values only where the loop does: a record whose norm is not
 finite adds nothing (``clipping.clip_factors``), and a step whose point the noise
