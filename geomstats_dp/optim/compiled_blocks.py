@@ -232,9 +232,9 @@ class _DrawnBatches:
         self.draw = strategy.batch_stream(oracle.batch_rng, oracle.n_samples)
 
     def next(self, n_steps):
-        """(indices, starts, ends) of the next block's first ``n_steps`` batches, flat
-        (Poisson batches vary in size)."""
-        batches = self.draw(self.block)[:n_steps]
+        """(indices, starts, ends) of the next ``n_steps`` batches, flat (Poisson batches
+        vary in size)."""
+        batches = self.draw(n_steps)
         sizes = np.array([len(batch) for batch in batches], dtype=np.int64)
         ends = np.cumsum(sizes)
         indices = np.concatenate(batches).astype(np.int64, copy=False)
