@@ -340,7 +340,7 @@ def _run_block(records, weights, indices, starts, ends, normals, etas, first, se
     """
     noise_scale, bound, power, chosen = settings[3], settings[4], settings[5], settings[6]
     for step in range(etas.shape[0]):
-        point, factor, inverse = _read(iterate, 0), _read(iterate, 1), _read(iterate, 2)
+        point, inverse = _read(iterate, 0), _read(iterate, 2)
         if trail.shape[0] > 0:
             _write(trail, first + step, point)
         if first + step == chosen:
@@ -357,29 +357,34 @@ def _run_block(records, weights, indices, starts, ends, normals, etas, first, se
             direction = _add_scaled(direction, noise, noise_scale)
         if bound < math.inf:
             direction = _capped(direction, inverse, bound, settings[2])
-        whitened, low, high, mean, gap = whitened_spectrum_2x2(
-            _scaled(direction, -etas[step]), inverse)
-        moved = factor_map_2x2(whitened, mean, gap, math.exp(low / 2), math.exp(high / 2),
-                               factor, inverse)
-        for part in range(3):
-            _write(iterate, part, moved[part])
-        if power > 0:
+        _geodesic_step(iterate, _scaled(direction, -etas[step]), 0.0)  # Exp_P(-eta g)
+        if power > 0:  # a_k = Exp_a(c Log_a(w_k)), c = min(1, power / k)
             coefficient = min(1.0, power / (first + step + 1))
             if coefficient == 1.0:
                 tracked[:] = iterate
             else:
-                whitened, low, high, mean, gap = whitened_spectrum_2x2(
-                    moved[0], _read(tracked, 2))
-                averaged = factor_map_2x2(
-                    whitened, mean, gap, low ** (coefficient / 2), high ** (coefficient / 2),
-                    _read(tracked, 1), _read(tracked, 2))
-                for part in range(3):
-                    _write(tracked, part, averaged[part])
+                _geodesic_step(tracked, _read(iterate, 0), coefficient)
     return etas.shape[0]
+
+
+def _geodesic_step(chain, matrix, power):
+    """``chain`` = (P, F, F^-1) [3, 2, 2] becomes the point F h(M) F^T with its factors,
+    M = F^-1 matrix F^-T: h = exp(. / 2) for power 0 (Exp_P(matrix)), (.)^(power / 2)
+    otherwise (Exp_P(power Log_P(matrix))): ``SPDAffineGeodesics.exp`` / ``interpolate``."""
+    factor, inverse = _read(chain, 1), _read(chain, 2)
+    whitened, low, high, mean, gap = whitened_spectrum_2x2(matrix, inverse)
+    if power == 0.0:
+        half_low, half_high = math.exp(low / 2), math.exp(high / 2)
+    else:
+        half_low, half_high = low ** (power / 2), high ** (power / 2)
+    moved = factor_map_2x2(whitened, mean, gap, half_low, half_high, factor, inverse)
+    for part in range(3):
+        _write(chain, part, moved[part])
 
 
 _HELPERS = (
     _read, _write, _add_scaled, _scaled, _clip_factor, _clipped_gradient, _capped,
+    _geodesic_step,
     product_2x2, transpose_2x2, function_2x2, whitened_spectrum_2x2, factor_map_2x2,
     spectrum_2x2, function_coefficients, _cholesky_2x2, _draw_2x2,
 )
