@@ -71,7 +71,9 @@ def copies_jacobian(evaluate, point):
     import torch.autograd.forward_ad as forward_ad
 
     copies = gs.repeat(gs.expand_dims(point.detach(), 0), units.shape[0], axis=0)
-    with forward_ad.dual_level():
+    with forward_ad.dual_level(), warnings.catch_warnings():
+        # torch's first dual tensor imports modules that warn about their own jit.script
+        warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated")
         values = evaluate(forward_ad.make_dual(copies[:, None], units[:, None]))
         tangents = forward_ad.unpack_dual(values).tangent  # [d, k]; None: constant
     if tangents is None:
