@@ -68,7 +68,7 @@ def copies_jacobian(evaluate, point):
         Row i is the gradient of ``evaluate(.)[j, i]`` at ``point`` (any j).
     """
     _, shape, units = _directions(point, "copies_jacobian", FORWARD_MODE_BACKENDS)
-    import torch.autograd.forward_ad as forward_ad
+    from torch.autograd import forward_ad
 
     copies = gs.repeat(gs.expand_dims(point.detach(), 0), units.shape[0], axis=0)
     with forward_ad.dual_level(), warnings.catch_warnings():
