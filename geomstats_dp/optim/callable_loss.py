@@ -25,6 +25,7 @@ estimator's fit does not try them again. The key holds public quantities only.
 """
 
 import math
+import threading
 import warnings
 from collections import OrderedDict
 
@@ -53,9 +54,11 @@ from geomstats_dp.optim.samples import PairedSamples
 GRADIENT_KINDS = ("riemannian", "euclidean")
 _ONE_POINT, _PAIRED_ROWS, _POINT_COPIES = "one point", "paired rows", "point copies"
 CHECK_STEP = 1e-5  # central differences that check the Jacobian at one point
-# (backend, space, metric, callables, settings, first point) -> the decisions taken there
+# (class, backend, space, metric, callables, settings, first point) -> the decisions taken
+# there; it holds references to the callables and spaces of the MAX_SHARED latest
 SHARED_DECISIONS = OrderedDict()
 MAX_SHARED = 64  # the oldest are dropped beyond this
+_SHARED_LOCK = threading.Lock()
 
 
 class CallableLoss(AutodiffLoss):
@@ -226,14 +229,16 @@ class CallableLoss(AutodiffLoss):
         metric, settings, backend and the first point it is evaluated at (public)."""
         if self._forms is None:
             start = as_numpy(_untracked(point))
-            key = (backend_name(), self.space, self.space.metric, self.sample_function,
-                   self.gradient, self.gradient_kind, self.fd_step, start.shape,
-                   start.dtype.str, start.tobytes())
+            key = (type(self), backend_name(), self.space, self.space.metric,
+                   self.sample_function, self.gradient, self.gradient_kind, self.fd_step,
+                   start.shape, start.dtype.str, start.tobytes())
             try:
-                self._forms = SHARED_DECISIONS.setdefault(key, {})
+                hash(key)
             except TypeError:  # an unhashable callable: its decisions are its own
                 self._forms = {}
-            else:
+                return self._forms
+            with _SHARED_LOCK:
+                self._forms = SHARED_DECISIONS.setdefault(key, {})
                 SHARED_DECISIONS.move_to_end(key)
                 while len(SHARED_DECISIONS) > MAX_SHARED:
                     SHARED_DECISIONS.popitem(last=False)

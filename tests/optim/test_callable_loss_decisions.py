@@ -91,3 +91,31 @@ def test_decisions_are_not_shared_across_public_settings(change, monkeypatch):
     else:
         monkeypatch.setattr(callable_loss, "backend_name", lambda: "another backend")
     assert _calls_of_a_new_loss(space, function, start, data) > shared
+
+
+class UnhashableCounted(Counted):
+    """A counted callable that defines equality and so has no hash."""
+
+    def __eq__(self, other):
+        return self is other
+
+    __hash__ = None
+
+
+def test_an_unhashable_callable_decides_for_each_loss():
+    space, function = Euclidean(2), UnhashableCounted(shifted_square)
+    start, data = to_backend(np.array([0.5, -0.2])), _records(2)
+    first = _calls_of_a_new_loss(space, function, start, data)
+    assert _calls_of_a_new_loss(space, function, start, data) == first
+
+
+def test_only_the_latest_decisions_are_kept(monkeypatch):
+    monkeypatch.setattr(callable_loss, "MAX_SHARED", 2)
+    space, start, data = Euclidean(2), to_backend(np.array([0.5, -0.2])), _records(2)
+    oldest, newer, newest = (Counted(shifted_square) for _ in range(3))
+    first = _calls_of_a_new_loss(space, oldest, start, data)
+    assert _calls_of_a_new_loss(space, oldest, start, data) < first  # kept
+    for function in (newer, newest):  # two newer: the oldest dropped
+        _calls_of_a_new_loss(space, function, start, data)
+    assert _calls_of_a_new_loss(space, newest, start, data) < first  # kept
+    assert _calls_of_a_new_loss(space, oldest, start, data) == first  # dropped
