@@ -68,10 +68,11 @@ class CallableLoss(AutodiffLoss):
     (x_i, y_i) when the data are ``PairedSamples``) and returns a scalar, written with
     ``geomstats.backend``. Its gradient is, in order of preference, the closed form
     ``gradient(point, sample)`` if given, automatic differentiation on the autograd and
-    pytorch backends (the Jacobian at the one point of a batch, ``point_jacobian``, for
-    matrix points of at most ``MAX_DIM`` entries; else the gradient of the sum over the
-    batch of replicated points), or forward finite differences (numpy; prod(space.shape)
-    + 1 evaluations on the batch per step, with a warning).
+    pytorch backends (the Jacobian at the one point of a batch, for matrix points of at
+    most ``MAX_DIM`` entries: ``copies_jacobian`` on pytorch, else ``point_jacobian``;
+    else the gradient of the sum over the batch of replicated points), or forward finite
+    differences (numpy; prod(space.shape) + 1 evaluations on the batch per step, with a
+    warning).
 
     Batches. For each shape of the records, the callable (and ``gradient``) is first
     tried on public dummy records at the first point it is evaluated at (a run's start;
