@@ -8,7 +8,7 @@ epsilon = 1, delta = 1e-5, C = 5, the default steps from the identity) per route
 of 5 wall times (the repeats taken round the routes in turn), in one fresh
 single-threaded process per backend and size. ``first_seconds`` is the process's first
 fit of the route: it also pays what later fits share (the callable's tries on dummy
-records, ``optim.callable_loss.SHARED_DECISIONS``) and first-use costs of the backend.
+records, ``optim.shared_decisions``) and first-use costs of the backend.
 
 - ``per_sample_loss``: a ``PerSampleLoss`` subclass with batched values and gradients;
 - ``callable_gradient``: ``PrivateERM(space, loss, gradient=...)``, a callable written

@@ -20,14 +20,12 @@ summed through the conversion's matrix at the point (``EuclideanGradientSums``).
 
 These decisions, taken on dummy records at the first point a loss is evaluated at (a
 run's public start), are shared by every ``CallableLoss`` of the same callables, space,
-metric, settings and backend whose first point is the same (``SHARED_DECISIONS``): a new
-estimator's fit does not try them again. The key holds public quantities only.
+metric, settings and backend whose first point is the same (``shared_decisions``): a
+new estimator's fit does not try them again. The key holds public quantities only.
 """
 
 import math
-import threading
 import warnings
-from collections import OrderedDict
 
 import geomstats.backend as gs
 import numpy as np
@@ -50,15 +48,11 @@ from geomstats_dp.optim.point_jacobian import (
     point_jacobian,
 )
 from geomstats_dp.optim.samples import PairedSamples
+from geomstats_dp.optim.shared_decisions import decisions_for
 
 GRADIENT_KINDS = ("riemannian", "euclidean")
 _ONE_POINT, _PAIRED_ROWS, _POINT_COPIES = "one point", "paired rows", "point copies"
 CHECK_STEP = 1e-5  # central differences that check the Jacobian at one point
-# (class, backend, space, metric, callables, settings, first point) -> the decisions taken
-# there; it holds references to the callables and spaces of the MAX_SHARED latest
-SHARED_DECISIONS = OrderedDict()
-MAX_SHARED = 64  # the oldest are dropped beyond this
-_SHARED_LOCK = threading.Lock()
 
 
 class CallableLoss(AutodiffLoss):
@@ -82,7 +76,7 @@ class CallableLoss(AutodiffLoss):
     a batched call that raises falls back to calls record by record, and a record whose
     call raises gets a NaN value and gradient: its clipped contribution is zero. The
     decisions are shared with the losses of the same callables, space, metric, settings
-    and backend first evaluated at the same point (``SHARED_DECISIONS``).
+    and backend first evaluated at the same point (``shared_decisions``).
 
     Parameters
     ----------
@@ -226,23 +220,14 @@ class CallableLoss(AutodiffLoss):
         return forms[key]
 
     def _decisions(self, point):
-        """This loss's decisions: those of ``SHARED_DECISIONS`` for its callables, space,
-        metric, settings, backend and the first point it is evaluated at (public)."""
+        """This loss's decisions: those shared (``shared_decisions``) by the losses of its
+        class, backend, space, metric, callables, settings and first point (public)."""
         if self._forms is None:
             start = as_numpy(_untracked(point))
-            key = (type(self), backend_name(), self.space, self.space.metric,
-                   self.sample_function, self.gradient, self.gradient_kind, self.fd_step,
-                   start.shape, start.dtype.str, start.tobytes())
-            try:
-                hash(key)
-            except TypeError:  # an unhashable callable: its decisions are its own
-                self._forms = {}
-                return self._forms
-            with _SHARED_LOCK:
-                self._forms = SHARED_DECISIONS.setdefault(key, {})
-                SHARED_DECISIONS.move_to_end(key)
-                while len(SHARED_DECISIONS) > MAX_SHARED:
-                    SHARED_DECISIONS.popitem(last=False)
+            self._forms = decisions_for((
+                type(self), backend_name(), self.space, self.space.metric,
+                self.sample_function, self.gradient, self.gradient_kind, self.fd_step,
+                start.shape, start.dtype.str, start.tobytes()))
         return self._forms
 
     def _agrees(self, form, function, point, samples, shape):

@@ -1,6 +1,6 @@
 """Decisions of plain-function losses on dummy records, shared across fits
-(``callable_loss.SHARED_DECISIONS``): the same release as decisions taken afresh, and a
-new decision for another callable, record shape, start point, space or backend."""
+(``optim.shared_decisions``): the same release as decisions taken afresh, and a new
+decision for another callable, record shape, start point, space or backend."""
 
 import warnings
 
@@ -12,7 +12,7 @@ from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import PrivateERM
-from geomstats_dp.optim import CallableLoss, callable_loss
+from geomstats_dp.optim import CallableLoss, callable_loss, shared_decisions
 from geomstats_dp.privacy import PrivacyBudget
 from tests.optim.test_callable_loss_batches import (
     Counted,
@@ -47,7 +47,7 @@ def test_shared_decisions_give_the_release_of_fresh_ones(with_gradient):
     fresh_calls = loss.calls
     shared = _fit(space, loss, gradient, data, seed=3)  # a new estimator and loss
     shared_calls = loss.calls - fresh_calls
-    callable_loss.SHARED_DECISIONS.clear()
+    shared_decisions.SHARED_DECISIONS.clear()
     cleared = _fit(space, loss, gradient, data, seed=3)
     assert shared_calls < fresh_calls == loss.calls - fresh_calls - shared_calls
     np.testing.assert_array_equal(shared, fresh)
@@ -110,7 +110,7 @@ def test_an_unhashable_callable_decides_for_each_loss():
 
 
 def test_only_the_latest_decisions_are_kept(monkeypatch):
-    monkeypatch.setattr(callable_loss, "MAX_SHARED", 2)
+    monkeypatch.setattr(shared_decisions, "MAX_SHARED", 2)
     space, start, data = Euclidean(2), to_backend(np.array([0.5, -0.2])), _records(2)
     oldest, newer, newest = (Counted(shifted_square) for _ in range(3))
     first = _calls_of_a_new_loss(space, oldest, start, data)
