@@ -8,13 +8,20 @@ single records, and uses the cheapest:
 
 - one point and a batch of records, ``loss(point, samples [k, ...]) -> [k]``: values,
   closed-form gradients, finite differences and, for small matrix points, the Jacobian
-  at the point (``point_jacobian``; all rows share the point);
+  at the point (``point_jacobian``; all rows share the point), on pytorch taken from d
+  copies of the point in one forward-mode pass where the loss also broadcasts those,
+  ``loss(copies [d, 1, *space.shape], samples [k, ...]) -> [d, k]`` (``copies_jacobian``);
 - paired rows, ``loss(points [k, *space.shape], samples [k, ...]) -> [k]``: what
   automatic differentiation of the sum over a batch of replicated points needs;
 - one call per record, the fallback.
 
 Derived gradients on spaces of at most ``MAX_DIM`` ambient coordinates are clipped and
 summed through the conversion's matrix at the point (``EuclideanGradientSums``).
+
+These decisions, taken on dummy records at the first point a loss is evaluated at (a
+run's public start), are shared by every ``CallableLoss`` of the same callables, space,
+metric, settings and backend whose first point is the same (``shared_decisions``): a
+new estimator's fit does not try them again. The key holds public quantities only.
 """
 
 import math
@@ -35,11 +42,16 @@ from geomstats_dp.optim.losses import (
     backend_name,
     forward_differences,
 )
-from geomstats_dp.optim.point_jacobian import point_jacobian
+from geomstats_dp.optim.point_jacobian import (
+    FORWARD_MODE_BACKENDS,
+    copies_jacobian,
+    point_jacobian,
+)
 from geomstats_dp.optim.samples import PairedSamples
+from geomstats_dp.optim.shared_decisions import decisions_for
 
 GRADIENT_KINDS = ("riemannian", "euclidean")
-_ONE_POINT, _PAIRED_ROWS = "one point", "paired rows"
+_ONE_POINT, _PAIRED_ROWS, _POINT_COPIES = "one point", "paired rows", "point copies"
 CHECK_STEP = 1e-5  # central differences that check the Jacobian at one point
 
 
@@ -50,10 +62,11 @@ class CallableLoss(AutodiffLoss):
     (x_i, y_i) when the data are ``PairedSamples``) and returns a scalar, written with
     ``geomstats.backend``. Its gradient is, in order of preference, the closed form
     ``gradient(point, sample)`` if given, automatic differentiation on the autograd and
-    pytorch backends (the Jacobian at the one point of a batch, ``point_jacobian``, for
-    matrix points of at most ``MAX_DIM`` entries; else the gradient of the sum over the
-    batch of replicated points), or forward finite differences (numpy; prod(space.shape)
-    + 1 evaluations on the batch per step, with a warning).
+    pytorch backends (the Jacobian at the one point of a batch, for matrix points of at
+    most ``MAX_DIM`` entries: ``copies_jacobian`` on pytorch, else ``point_jacobian``;
+    else the gradient of the sum over the batch of replicated points), or forward finite
+    differences (numpy; prod(space.shape) + 1 evaluations on the batch per step, with a
+    warning).
 
     Batches. For each shape of the records, the callable (and ``gradient``) is first
     tried on public dummy records at the first point it is evaluated at (a run's start;
@@ -61,7 +74,9 @@ class CallableLoss(AutodiffLoss):
     1e-9) is used from then on; a batch of pairs is passed as the tuple (X, y). An
     exception on the dummy records propagates (it depends on no data value). On data,
     a batched call that raises falls back to calls record by record, and a record whose
-    call raises gets a NaN value and gradient: its clipped contribution is zero.
+    call raises gets a NaN value and gradient: its clipped contribution is zero. The
+    decisions are shared with the losses of the same callables, space, metric, settings
+    and backend first evaluated at the same point (``shared_decisions``).
 
     Parameters
     ----------
@@ -107,7 +122,7 @@ class CallableLoss(AutodiffLoss):
         self.sample_function = function
         self.gradient = gradient
         self.gradient_kind = gradient_kind
-        self._forms = {}  # (form, output shape, record shapes) -> whether it agrees
+        self._forms = None  # (form, output shape, record shapes) -> decision
         self._strict = False  # raise a record's failure (dummy records only)
 
     @property
@@ -139,13 +154,19 @@ class CallableLoss(AutodiffLoss):
         differences of one-point batched calls (numpy), the Jacobian of one-point batched
         calls (``point_jacobian``) where it pays and agrees, else autodiff on paired rows."""
         self._try_on_dummy_records(point, data)
-        evaluate = lambda at: self.values(at, data)
         if self.differentiation == "finite_differences":
-            return forward_differences(evaluate, point, tuple(self.space.shape),
-                                       self.fd_step)
-        if self._jacobian_at_point(point, data):
-            return point_jacobian(evaluate, point)
-        return super().euclidean_gradients(point, data)
+            return forward_differences(lambda at: self.values(at, data), point,
+                                       tuple(self.space.shape), self.fd_step)
+        route = self._jacobian_route(point, data)
+        if route is None:
+            return super().euclidean_gradients(point, data)
+        return self._jacobian(route, point, data)
+
+    def _jacobian(self, route, point, data):
+        """The Jacobian at ``point`` by ``route`` (``_POINT_COPIES`` or ``_ONE_POINT``)."""
+        if route == _POINT_COPIES:
+            return copies_jacobian(lambda copies: self._on_copies(copies, data), point)
+        return point_jacobian(lambda at: self.values(at, data), point)
 
     def _loss_rows(self, points, samples):
         """The callable on paired rows (what autodiff differentiates): [k] losses."""
@@ -169,6 +190,17 @@ class CallableLoss(AutodiffLoss):
         return gs.stack([_record(function, points[i], samples[i], shape, self._strict)
                          for i in range(int(points.shape[0]))])
 
+    def _on_copies(self, copies, samples):
+        """The callable at copies of points [c, 1, *space.shape] for every record, [c, k];
+        ValueError if it returns another shape."""
+        out = self.sample_function(copies, _batch(samples))
+        expected = (int(copies.shape[0]), int(samples.shape[0]))
+        if tuple(gs.shape(out)) != expected:
+            raise ValueError(f"loss {self.name} returned shape {tuple(gs.shape(out))} for "
+                             f"{expected[0]} points and {expected[1]} records, expected "
+                             f"{expected}")
+        return out
+
     def _batched_call(self, function, points, samples, shape):
         """One call on the batch; None if it raises or has the wrong shape (on data)."""
         try:
@@ -179,51 +211,95 @@ class CallableLoss(AutodiffLoss):
             return None
         return out if tuple(gs.shape(out)) == (int(samples.shape[0]),) + shape else None
 
+    def _decided(self, key, point, decide):
+        """The decision ``key``: ``decide(point)`` at the first point it is asked at, with
+        ``point`` a plain public array; the decisions are shared (``_decisions``)."""
+        forms = self._decisions(point)
+        if key not in forms:
+            forms[key] = decide(to_backend(as_numpy(_untracked(point))))
+        return forms[key]
+
+    def _decisions(self, point):
+        """This loss's decisions: those shared (``shared_decisions``) by the losses of its
+        class, backend, space, metric, callables, settings and first point (public)."""
+        if self._forms is None:
+            start = as_numpy(_untracked(point))
+            self._forms = decisions_for((
+                type(self), backend_name(), self.space, self.space.metric,
+                self.sample_function, self.gradient, self.gradient_kind, self.fd_step,
+                start.shape, start.dtype.str, start.tobytes()))
+        return self._forms
+
     def _agrees(self, form, function, point, samples, shape):
         """Whether ``form`` gives the record-by-record values, decided on dummy records."""
-        key = (form, shape, row_shapes(samples))
-        if key not in self._forms:
-            point = to_backend(as_numpy(_untracked(point)))
+
+        def decide(point):
             dummy = dummy_records(self.space, samples, point)
             points = dummy_points(self.space, point, int(dummy.shape[0]))
             batched_points = points if form == _PAIRED_ROWS else points[0]
             if form == _ONE_POINT:
                 points = self._repeat(points[0], dummy.shape[0])
-            self._forms[key] = _same_as_records(function, batched_points, points, dummy,
-                                                shape)
-        return self._forms[key]
+            return _same_as_records(function, batched_points, points, dummy, shape)
 
-    def _jacobian_at_point(self, point, data):
-        """Whether autodiff takes the Jacobian at one point (``point_jacobian``).
+        return self._decided((form, shape, row_shapes(samples)), point, decide)
+
+    def _copies_agree(self, point, data):
+        """Whether the callable broadcasts copies of points [c, 1, *space.shape] against
+        the records ([c, k], row j the one-point call at copy j), decided on dummy
+        records at dummy points (to 1e-9)."""
+
+        def decide(point):
+            dummy = dummy_records(self.space, data, point)
+            points = dummy_points(self.space, point)
+            expected = np.stack([as_numpy(self.sample_function(at, _batch(dummy)))
+                                 for at in points])
+            try:
+                copies = as_numpy(self._on_copies(gs.expand_dims(points, 1), dummy))
+            except Exception:  # noqa: BLE001 - it does not broadcast the copies
+                return False
+            return bool(np.isfinite(expected).any()) and np.allclose(
+                copies, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
+
+        return self._decided((_POINT_COPIES, row_shapes(data)), point, decide)
+
+    def _jacobian_route(self, point, data):
+        """How autodiff takes the Jacobian at one point: ``_POINT_COPIES``
+        (``copies_jacobian``), ``_ONE_POINT`` (``point_jacobian``), or None (replicated
+        points, ``AutodiffLoss``).
 
         Decided once per record shape on dummy records: for matrix points with at most
-        ``MAX_DIM`` entries, a callable that broadcasts at one point and whose Jacobian
-        there gives its derivative along a tangent vector (``_jacobian_matches``). The d
-        reverse passes at one point pay when the loss does work on the point alone that
-        replicated points repeat for every record (an inverse, a determinant: 1.7-3.5x
-        faster on SPD(2) to SPD(4) with the Gaussian likelihood, 10,992 records); on
-        vectors (S^2 to S^15, a logistic loss, no such work) they cost 2-13x more.
+        ``MAX_DIM`` entries, a callable that broadcasts at one point (and, for
+        ``_POINT_COPIES``, on pytorch only, copies of it) and whose Jacobian there gives
+        its derivative along a tangent vector (``_jacobian_matches``). The Jacobian at
+        one point pays when the loss does work on the point alone that replicated points
+        repeat for every record (an inverse, a determinant: 1.7-3.5x faster on SPD(2) to
+        SPD(4) with the Gaussian likelihood, 10,992 records); on vectors (S^2 to S^15, a
+        logistic loss, no such work) its d reverse passes cost 2-13x more.
         """
-        key = ("jacobian", row_shapes(data))
-        if key not in self._forms:
-            shape = tuple(self.space.shape)
-            self._forms[key] = (
-                len(shape) == 2 and math.prod(shape) <= MAX_DIM
-                and self._agrees(_ONE_POINT, self.sample_function, point, data, ())
-                and self._jacobian_matches(to_backend(as_numpy(_untracked(point))), data)
-            )
-        return self._forms[key]
 
-    def _jacobian_matches(self, point, data):
-        """Whether ``point_jacobian`` runs on dummy records shaped like ``data`` and, along
-        a public tangent vector v, gives the central differences of the one-point calls,
-        (f(x + h v) - f(x - h v)) / 2h with h = ``CHECK_STEP``, to 1e-6 (their error is
-        h^2 |f'''| / 6; a Jacobian that misses a term is off by far more)."""
+        def decide(point):
+            shape = tuple(self.space.shape)
+            if (len(shape) != 2 or math.prod(shape) > MAX_DIM
+                    or not self._agrees(_ONE_POINT, self.sample_function, point, data, ())):
+                return None
+            if (backend_name() in FORWARD_MODE_BACKENDS and self._copies_agree(point, data)
+                    and self._jacobian_matches(_POINT_COPIES, point, data)):
+                return _POINT_COPIES
+            return _ONE_POINT if self._jacobian_matches(_ONE_POINT, point, data) else None
+
+        return self._decided(("jacobian", row_shapes(data)), point, decide)
+
+    def _jacobian_matches(self, route, point, data):
+        """Whether the Jacobian by ``route`` runs on dummy records shaped like ``data``
+        and, along a public tangent vector v, gives the central differences of the
+        one-point calls, (f(x + h v) - f(x - h v)) / 2h with h = ``CHECK_STEP``, to 1e-6
+        (their error is h^2 |f'''| / 6; a Jacobian that misses a term is off by far
+        more)."""
         dummy = dummy_records(self.space, data, point)
         direction = self.space.to_tangent(to_backend(np.random.default_rng(
             DUMMY_SEED).standard_normal(tuple(self.space.shape))), point)
         try:
-            jacobian = as_numpy(point_jacobian(lambda at: self.values(at, dummy), point))
+            jacobian = as_numpy(self._jacobian(route, point, dummy))
             ahead = as_numpy(self.values(point + CHECK_STEP * direction, dummy))
             behind = as_numpy(self.values(point - CHECK_STEP * direction, dummy))
         except Exception:  # noqa: BLE001 - the replicated points are then used
@@ -238,16 +314,18 @@ class CallableLoss(AutodiffLoss):
     def _try_on_dummy_records(self, point, data):
         """Once per record shape, compute the gradients of dummy records at ``point``
         with failures raised: an exception there (autodiff included) reads no data."""
-        key = ("gradients", row_shapes(data))
-        if key in self._forms or self._strict:
+        if self._strict:
             return
-        self._strict = True
-        try:
-            point = to_backend(as_numpy(_untracked(point)))
-            self.gradients(point, dummy_records(self.space, data, point))
-        finally:
-            self._strict = False
-        self._forms[key] = True
+
+        def decide(point):
+            self._strict = True
+            try:
+                self.gradients(point, dummy_records(self.space, data, point))
+            finally:
+                self._strict = False
+            return True
+
+        self._decided(("gradients", row_shapes(data)), point, decide)
 
 
 def _batch(samples):

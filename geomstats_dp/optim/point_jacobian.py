@@ -8,6 +8,15 @@ forward and one reverse pass of the loss at ONE point, and d reverse passes of t
 graph: operations on the point alone (an inverse, a determinant) run once, where
 differentiating the sum of the losses at k replicated points runs them k times. It needs
 only the reverse mode (autograd has no forward mode for ``inv`` and other linear algebra).
+
+``copies_jacobian`` (pytorch) takes the d directions at once from d copies of the point,
+for a loss that broadcasts the copies against the records (values [d, k]): copy j carries
+the tangent e_j, so that J^T is one forward pass in forward mode. On 1,000 SPD(2) records
+with the Gaussian likelihood it takes 0.11 ms against 0.45 ms for the d columns by reverse
+over reverse mode (0.19 against 0.55 ms on 10,992): the passes' overhead, not their
+arithmetic, is what it saves. On autograd the same trick, one more reverse pass with the
+cotangents e_j, took 0.37 against 0.46 ms on 1,000 records but 1.7x longer fits on 10,992
+(its arrays are d times larger), and is not used.
 """
 
 import math
@@ -16,6 +25,8 @@ import warnings
 import geomstats.backend as gs
 
 from geomstats_dp.optim.losses import AUTODIFF_BACKENDS, backend_name
+
+FORWARD_MODE_BACKENDS = ("pytorch",)  # forward mode through linear algebra
 
 
 def point_jacobian(evaluate, point):
@@ -32,17 +43,54 @@ def point_jacobian(evaluate, point):
     gradients : array-like, shape=[k, *shape]
         Row i is the gradient of ``evaluate(.)[i]`` at ``point``.
     """
-    name = backend_name()
-    if name not in AUTODIFF_BACKENDS:
-        raise ValueError(
-            f"point_jacobian needs the {' or '.join(AUTODIFF_BACKENDS)} backend "
-            f"(GEOMSTATS_BACKEND), the active one is {name!r}"
-        )
-    shape = tuple(point.shape)
-    units = gs.reshape(gs.eye(math.prod(shape)), (-1,) + shape)
+    name, shape, units = _directions(point, "point_jacobian")
     columns = (_autograd_columns if name == "autograd" else _torch_columns)(
         evaluate, point, units)
     return gs.reshape(gs.stack(columns, axis=-1), (-1,) + shape)
+
+
+def copies_jacobian(evaluate, point):
+    """Per-sample Euclidean gradients at one point, from d copies of it in one forward
+    pass (pytorch's forward mode).
+
+    Parameters
+    ----------
+    evaluate : callable
+        ``evaluate(copies [d, 1, *shape]) -> values [d, k]``, row j the values at
+        ``copies[j]`` (the copies broadcast against the k records), written with
+        ``geomstats.backend``.
+    point : array-like, shape=[*shape]
+        d = prod(shape).
+
+    Returns
+    -------
+    gradients : array-like, shape=[k, *shape]
+        Row i is the gradient of ``evaluate(.)[j, i]`` at ``point`` (any j).
+    """
+    _, shape, units = _directions(point, "copies_jacobian", FORWARD_MODE_BACKENDS)
+    from torch.autograd import forward_ad
+
+    copies = gs.repeat(gs.expand_dims(point.detach(), 0), units.shape[0], axis=0)
+    with forward_ad.dual_level(), warnings.catch_warnings():
+        # torch's first dual tensor imports modules that warn about their own jit.script
+        warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated")
+        values = evaluate(forward_ad.make_dual(copies[:, None], units[:, None]))
+        tangents = forward_ad.unpack_dual(values).tangent  # [d, k]; None: constant
+    if tangents is None:
+        return gs.zeros((int(values.shape[1]),) + shape)
+    return gs.reshape(gs.transpose(tangents.detach()), (-1,) + shape)
+
+
+def _directions(point, caller, backends=AUTODIFF_BACKENDS):
+    """The backend's name, the point's shape and its d unit directions [d, *shape]."""
+    name = backend_name()
+    if name not in backends:
+        raise ValueError(
+            f"{caller} needs the {' or '.join(backends)} backend "
+            f"(GEOMSTATS_BACKEND), the active one is {name!r}"
+        )
+    shape = tuple(point.shape)
+    return name, shape, gs.reshape(gs.eye(math.prod(shape)), (-1,) + shape)
 
 
 def _autograd_columns(evaluate, point, units):

@@ -153,14 +153,26 @@ def _without_derivative(point):
 
 
 def _one_point_without_derivative(point, sample):
-    """The SPD loss whose batched one-point form has no derivative (a wrong Jacobian)."""
+    """The SPD loss whose one-point and copies forms have no derivative (a wrong Jacobian)."""
     return spd_trace_loss(point if point.ndim == 3 else _without_derivative(point), sample)
 
 
+def _one_point_only(point, sample):
+    """The SPD loss for one point or paired rows, not for copies of the point."""
+    if point.ndim > 3:
+        raise TypeError("one point or one point per record")
+    return spd_trace_loss(point, sample)
+
+
+COPIES_NDIM = 4 if BACKEND == "pytorch" else 2  # forward mode on copies: pytorch only
+
+
 @pytest.mark.skipif(not AUTODIFF, reason="the Jacobian needs automatic differentiation")
-@pytest.mark.parametrize("function, one_point", [
-    (spd_trace_loss, True), (_one_point_without_derivative, False)])
-def test_jacobian_at_one_point_is_used_where_it_agrees(function, one_point):
+@pytest.mark.parametrize("function, ndim", [
+    (spd_trace_loss, COPIES_NDIM), (_one_point_only, 2), (_one_point_without_derivative, 3)])
+def test_jacobian_at_one_point_is_used_where_it_agrees(function, ndim):
+    """The points the callable gets on data: copies [d, 1, 2, 2] (pytorch), one point
+    [2, 2], or replicated points [k, 2, 2] where the faster forms give a wrong Jacobian."""
     space, point, data, _, _ = _spd_case(2)
     data = data[gs.array([i for i in range(N_RECORDS) if i != BROKEN])]
     assert np.prod(space.shape) <= MAX_DIM
@@ -169,7 +181,7 @@ def test_jacobian_at_one_point_is_used_where_it_agrees(function, one_point):
     loss.gradient_sums(point)(data[:3])  # dummy records: route decided
     recorded.ndims.clear()
     norms, _ = loss.gradient_sums(point)(data)
-    assert set(recorded.ndims) == ({2} if one_point else {3})
+    assert set(recorded.ndims) == {ndim}
     expected, _ = _generic_sums(
         space, point, spd_trace_gradient(point, data), gs.ones(int(data.shape[0])))
     np.testing.assert_allclose(to_numpy(norms), expected, rtol=1e-9)
