@@ -1,5 +1,6 @@
 """The tangent-space Gaussian N_w(mu, sigma^2) on a geomstats manifold."""
 
+import functools
 import math
 
 import numpy as np
@@ -146,6 +147,48 @@ class TangentGaussian:
         if n_samples == 1:
             draws = draws[0]
         return to_backend(draws)
+
+    def prepare(self, sigma=1.0, random_state=None):
+        """Return ``draw(base_point)``: one draw of N_w(0, sigma^2) per call, for a run.
+
+        Successive calls give, bit for bit, the draws of successive
+        ``sample(base_point, sigma=sigma, random_state=rng)`` calls with the generator
+        ``rng`` of ``random_state``; ``sigma`` and ``random_state`` are checked once,
+        here. Unvalidated (``validate=False``), a call checks the shape of one base point
+        and reads it once more in the family's one-point draw (``sample_one``), which
+        raises ``sample``'s ValueError at a point holding NaN or inf (on the sphere and
+        the hyperboloid after drawing its normals, ``sample`` before); validated, a call
+        is ``sample``.
+
+        Parameters
+        ----------
+        sigma : float
+        random_state : None, int or numpy.random.Generator
+
+        Returns
+        -------
+        draw : callable
+            ``draw(base_point)``, base_point of shape [*space.shape], returns a tangent
+            vector of shape [*space.shape] (active backend).
+        """
+        sigma = check_positive_finite(sigma, "sigma")
+        rng = get_rng(random_state)
+        if self.validate:
+            return functools.partial(self.sample, sigma=sigma, random_state=rng)
+        factor = sigma / math.sqrt(self.scale)
+        shape = tuple(self.space.shape)
+        sample_one = self.sampler.sample_one
+
+        def draw(base_point):
+            point = as_numpy(base_point)
+            if point.shape != shape:
+                raise ValueError(f"base_point must have shape {shape}, got {point.shape}")
+            noise = sample_one(point, rng)
+            if factor != 1.0:
+                noise *= factor  # a fresh array
+            return to_backend(noise)
+
+        return draw
 
     def log_prob(self, tangent_vec, base_point, sigma=1.0, mean=None):
         """Log-density w.r.t. the Lebesgue measure of a metric-orthonormal basis of T_w.
