@@ -61,7 +61,7 @@ class PoleTransport(IsometricTransport):
         n_points, size = base_points.shape
         if n_points == 1:  # the same normals as the batched draw below, in the same order
             if n_samples == 1:
-                return self._draw_once(base_points[0], rng.standard_normal(size - 1))[None, None]
+                return self.sample_one(base_points[0], rng)[None, None]
             coefficients = rng.standard_normal((n_samples, size - 1))
             return self._sample_one_point(base_points[0], coefficients)[:, None]
         coefficients = rng.standard_normal((n_samples, n_points, size - 1))
@@ -75,27 +75,25 @@ class PoleTransport(IsometricTransport):
         return draws
 
     def sample_one(self, point, rng):
-        """``sample`` at one point, checked for finiteness by the draw's own arithmetic.
+        """``sample`` at one point [d+1], in scalars, checked for finiteness on the way.
 
-        With finite normals a, the draw's first entry -c (w_0 + s) is non-finite whenever
+        With finite normals a, the first entry u_0 = -c (w_0 + s) is non-finite whenever
         w is: NaN or inf in w_tail make c non-finite (|w_0 + s| >= 1), w_0 = NaN makes the
-        denominator NaN, w_0 = +-inf gives 0 * inf. Only then is w itself tested.
+        denominator NaN, w_0 = +-inf gives 0 * inf. Only then is w itself tested, before
+        any array operation on it (which could warn).
         """
-        draw = self._draw_once(point, rng.standard_normal(point.shape[0] - 1))
-        if not math.isfinite(draw[0]):
-            check_finite_array(point[None], "base_point")
-        return draw
-
-    def _draw_once(self, point, coefficients):
-        """One draw [d+1] at one point [d+1] from coefficients [d], in scalars."""
+        coefficients = rng.standard_normal(point.shape[0] - 1)
         head = float(point[0])
         sign = 1.0 if head >= 0 else -1.0
         tail = point[1:]
         # ndarray.dot: the same BLAS dot as ``@``, a third of its call overhead
         coef = float(coefficients.dot(tail)) * (self.curvature_sign / (1.0 + sign * head))
+        first = coef * -(head + sign)
+        if not math.isfinite(first):
+            check_finite_array(point[None], "base_point")
         draw = np.empty(point.shape[0])
         np.subtract(coefficients, coef * tail, out=draw[1:])
-        draw[0] = coef * -(head + sign)
+        draw[0] = first
         return draw
 
     def _sample_one_point(self, point, coefficients):
