@@ -130,6 +130,10 @@ class TangentGaussian:
         """
         sigma = check_positive_finite(sigma, "sigma")
         n_samples = check_positive_int(n_samples, "n_samples")
+        return self._sample_checked(base_point, n_samples, sigma, random_state, mean)
+
+    def _sample_checked(self, base_point, n_samples, sigma, random_state, mean=None):
+        """``sample`` after its checks of ``sigma`` and ``n_samples``."""
         base_points, batched, prepared = self._check_base_point(base_point)
         means = self._check_mean(mean, base_points)
         rng = get_rng(random_state)
@@ -174,7 +178,8 @@ class TangentGaussian:
         sigma = check_positive_finite(sigma, "sigma")
         rng = get_rng(random_state)
         if self.validate:
-            return functools.partial(self.sample, sigma=sigma, random_state=rng)
+            return functools.partial(
+                self._sample_checked, n_samples=1, sigma=sigma, random_state=rng)
         factor = sigma / math.sqrt(self.scale)
         shape = tuple(self.space.shape)
         sample_one = self.sampler.sample_one
