@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.scalar_product_metric import ScalarProductMetric
+from geomstats.geometry.special_orthogonal import SpecialOrthogonal
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
@@ -47,6 +48,31 @@ def test_prepared_draws_are_those_of_sample_bit_for_bit(family_case, validate):
         prepared = to_numpy(draw(to_backend(point)))
         sampled = to_numpy(sampler.sample(to_backend(point), sigma=SIGMA, random_state=generator))
         np.testing.assert_array_equal(prepared, sampled)
+
+
+@pytest.mark.parametrize("method", ["explicit_basis", "gram_schmidt", "mcmc"])
+def test_the_baselines_prepared_draws_are_those_of_sample(method):
+    points = make_case("hypersphere").points
+    sampler = TangentGaussian(Hypersphere(4), method=method, validate=False)
+    draw = sampler.prepare(SIGMA, random_state=np.random.default_rng(4))
+    generator = np.random.default_rng(4)
+    for point in _walk(points, 3):
+        np.testing.assert_array_equal(
+            to_numpy(draw(to_backend(point))),
+            to_numpy(sampler.sample(to_backend(point), sigma=SIGMA, random_state=generator)))
+
+
+def test_the_parallel_transport_samplers_prepared_draws_are_those_of_sample():
+    """SO(3), whose sampler moves a basis along geomstats' parallel transport."""
+    space = SpecialOrthogonal(3)
+    points = to_numpy(space.random_point(3))
+    sampler = TangentGaussian(space, validate=False)
+    draw = sampler.prepare(SIGMA, random_state=np.random.default_rng(6))
+    generator = np.random.default_rng(6)
+    for point in points:
+        np.testing.assert_array_equal(
+            to_numpy(draw(to_backend(point))),
+            to_numpy(sampler.sample(to_backend(point), sigma=SIGMA, random_state=generator)))
 
 
 def test_a_scaled_metric_scales_the_prepared_draw():
