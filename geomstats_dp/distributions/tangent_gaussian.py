@@ -162,7 +162,9 @@ class TangentGaussian:
         and reads it once more in the family's one-point draw (``sample_one``), which
         raises ``sample``'s ValueError at a point holding NaN or inf (on the sphere and
         the hyperboloid after drawing its normals, ``sample`` before); validated, a call
-        is ``sample``.
+        is ``sample``. Where ``sample`` is overridden by a subclass or replaced on the
+        class, ``draw`` calls it (with ``n_samples=1``): the optimisers then draw what it
+        draws.
 
         Parameters
         ----------
@@ -177,6 +179,8 @@ class TangentGaussian:
         """
         sigma = check_positive_finite(sigma, "sigma")
         rng = get_rng(random_state)
+        if type(self).sample is not _OWN_SAMPLE:
+            return functools.partial(self.sample, n_samples=1, sigma=sigma, random_state=rng)
         if self.validate:
             return functools.partial(
                 self._sample_checked, n_samples=1, sigma=sigma, random_state=rng)
@@ -271,3 +275,6 @@ class TangentGaussian:
             index = np.flatnonzero(~tangent).tolist()
             raise ValueError(f"mean is not tangent at base_point (indices {index})")
         return means
+
+
+_OWN_SAMPLE = TangentGaussian.sample  # ``prepare`` defers to any other ``sample``

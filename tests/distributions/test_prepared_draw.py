@@ -75,6 +75,34 @@ def test_the_parallel_transport_samplers_prepared_draws_are_those_of_sample():
             to_numpy(sampler.sample(to_backend(point), sigma=SIGMA, random_state=generator)))
 
 
+class _Halved(TangentGaussian):
+    """A subclass drawing its own way (half the noise): ``prepare`` must call it."""
+
+    def sample(self, base_point, n_samples=1, sigma=1.0, random_state=None):
+        return super().sample(base_point, n_samples, sigma / 2, random_state)
+
+
+def test_prepare_draws_through_a_subclass_sample():
+    point = to_backend(make_case("hypersphere").points["random"])
+    halved = to_numpy(_Halved(Hypersphere(4), validate=False).prepare(SIGMA, 3)(point))
+    expected = TangentGaussian(Hypersphere(4)).sample(point, sigma=SIGMA / 2, random_state=3)
+    np.testing.assert_array_equal(halved, to_numpy(expected))
+
+
+def test_prepare_draws_through_a_sample_replaced_on_the_class(monkeypatch):
+    calls = []
+    original = TangentGaussian.sample
+
+    def recorded(sampler, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
+        calls.append(sigma)
+        return original(sampler, base_point, n_samples, sigma, random_state, mean)
+
+    monkeypatch.setattr(TangentGaussian, "sample", recorded)
+    draw = TangentGaussian(Hypersphere(4), validate=False).prepare(SIGMA, 0)
+    draw(to_backend(make_case("hypersphere").points["random"]))
+    assert calls == [SIGMA]
+
+
 def test_a_scaled_metric_scales_the_prepared_draw():
     """With the metric scaled by lambda, the prepared draw is the unscaled one over sqrt(lambda)."""
     space = Hypersphere(4)

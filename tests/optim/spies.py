@@ -84,9 +84,8 @@ class CountingLoss(SquaredDistanceLoss):
 
 
 class TangentGaussianSpy:
-    """Patches ``TangentGaussian.sample`` and ``TangentGaussian.prepare`` on the class:
-    records every draw's sigma, base point and value, whatever sampler object the
-    estimator builds and whichever of the two routes it draws through.
+    """Patches ``TangentGaussian.sample`` on the class: records every call's sigma, base
+    point and draw, whatever sampler object the estimator builds.
 
     Parameters
     ----------
@@ -100,26 +99,9 @@ class TangentGaussianSpy:
 
         def sample(sampler, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
             draw = original(sampler, base_point, n_samples, sigma, random_state, mean)
-            spy.record(sigma, base_point, draw)
+            spy.sigmas.append(sigma)
+            spy.base_points.append(to_numpy(base_point))
+            spy.draws.append(to_numpy(draw))
             return draw
 
-        original_prepare = TangentGaussian.prepare
-
-        def prepare(sampler, sigma=1.0, random_state=None):
-            draw = original_prepare(sampler, sigma, random_state)
-
-            def recorded(base_point):
-                noise = draw(base_point)
-                spy.record(sigma, base_point, noise)
-                return noise
-
-            return recorded
-
         monkeypatch.setattr(TangentGaussian, "sample", sample)
-        monkeypatch.setattr(TangentGaussian, "prepare", prepare)
-
-    def record(self, sigma, base_point, draw):
-        """Append one draw's sigma, base point and value."""
-        self.sigmas.append(sigma)
-        self.base_points.append(to_numpy(base_point))
-        self.draws.append(to_numpy(draw))
