@@ -114,9 +114,10 @@ class BufferedNormals:
     def standard_normal(self, size=None):
         """Standard normals of shape ``size`` (a view of the buffer, or a copy of the
         values that straddle a refill; never served twice)."""
+        flat = isinstance(size, (int, np.integer))  # served as the 1-D slice itself
         if size is None:
             count = 1
-        elif isinstance(size, (int, np.integer)):  # before math.prod: no exception to catch
+        elif flat:  # before math.prod: no exception to catch
             count = int(size)
         else:
             count = math.prod(size)  # np.prod costs microseconds on a tuple
@@ -129,7 +130,9 @@ class BufferedNormals:
         else:
             values = self._buffer[self._next : self._next + count]
             self._next += count
-        return float(values[0]) if size is None else values.reshape(size)
+        if size is None:
+            return float(values[0])
+        return values if flat else values.reshape(size)
 
     def __getattr__(self, name):
         return getattr(self.generator, name)

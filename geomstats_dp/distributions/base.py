@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._validation import check_finite_array
 
 
 def row_dots(first, second):
@@ -87,6 +88,28 @@ class TangentSampler(ABC):
         The draws are those of ``sample(base_points, n_samples, rng)`` exactly.
         """
         return self.sample(base_points, n_samples, rng)
+
+    def sample_one(self, point, rng):
+        """One standard draw at one base point: ``sample(point[None], 1, rng)[0, 0]``.
+
+        Raises ``check_finite_array``'s ValueError (named ``base_point``, index [0, ...])
+        if ``point`` holds NaN or inf: here before any draw; families that can tell from
+        the draw's own arithmetic test it after (the normals are then consumed).
+
+        Parameters
+        ----------
+        point : array-like, shape=[*space.shape]
+            float64 numpy.
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        tangent_vec : array-like, shape=[*space.shape]
+            A new array (the caller may scale it in place).
+        """
+        points = point[None]
+        check_finite_array(points, "base_point")
+        return self.sample(points, 1, rng)[0, 0]
 
     @abstractmethod
     def sample(self, base_points, n_samples, rng):

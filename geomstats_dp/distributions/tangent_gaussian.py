@@ -1,5 +1,6 @@
 """The tangent-space Gaussian N_w(mu, sigma^2) on a geomstats manifold."""
 
+import functools
 import math
 
 import numpy as np
@@ -129,6 +130,10 @@ class TangentGaussian:
         """
         sigma = check_positive_finite(sigma, "sigma")
         n_samples = check_positive_int(n_samples, "n_samples")
+        return self._sample_checked(base_point, n_samples, sigma, random_state, mean)
+
+    def _sample_checked(self, base_point, n_samples, sigma, random_state, mean=None):
+        """``sample`` after its checks of ``sigma`` and ``n_samples``."""
         base_points, batched, prepared = self._check_base_point(base_point)
         means = self._check_mean(mean, base_points)
         rng = get_rng(random_state)
@@ -146,6 +151,53 @@ class TangentGaussian:
         if n_samples == 1:
             draws = draws[0]
         return to_backend(draws)
+
+    def prepare(self, sigma=1.0, random_state=None):
+        """Return ``draw(base_point)``: one draw of N_w(0, sigma^2) per call, for a run.
+
+        Successive calls give, bit for bit, the draws of successive
+        ``sample(base_point, sigma=sigma, random_state=rng)`` calls with the generator
+        ``rng`` of ``random_state``; ``sigma`` and ``random_state`` are checked once,
+        here. Unvalidated (``validate=False``), a call checks the shape of one base point
+        and reads it once more in the family's one-point draw (``sample_one``), which
+        raises ``sample``'s ValueError at a point holding NaN or inf (on the sphere and
+        the hyperboloid after drawing its normals, ``sample`` before); validated, a call
+        is ``sample``. Where ``sample`` is overridden by a subclass or replaced on the
+        class, ``draw`` calls it (with ``n_samples=1``): the optimisers then draw what it
+        draws.
+
+        Parameters
+        ----------
+        sigma : float
+        random_state : None, int or numpy.random.Generator
+
+        Returns
+        -------
+        draw : callable
+            ``draw(base_point)``, base_point of shape [*space.shape], returns a tangent
+            vector of shape [*space.shape] (active backend).
+        """
+        sigma = check_positive_finite(sigma, "sigma")
+        rng = get_rng(random_state)
+        if type(self).sample is not _OWN_SAMPLE:
+            return functools.partial(self.sample, n_samples=1, sigma=sigma, random_state=rng)
+        if self.validate:
+            return functools.partial(
+                self._sample_checked, n_samples=1, sigma=sigma, random_state=rng)
+        factor = sigma / math.sqrt(self.scale)
+        shape = tuple(self.space.shape)
+        sample_one = self.sampler.sample_one
+
+        def draw(base_point):
+            point = as_numpy(base_point)
+            if point.shape != shape:
+                raise ValueError(f"base_point must have shape {shape}, got {point.shape}")
+            noise = sample_one(point, rng)
+            if factor != 1.0:
+                noise *= factor  # a fresh array
+            return to_backend(noise)
+
+        return draw
 
     def log_prob(self, tangent_vec, base_point, sigma=1.0, mean=None):
         """Log-density w.r.t. the Lebesgue measure of a metric-orthonormal basis of T_w.
@@ -223,3 +275,6 @@ class TangentGaussian:
             index = np.flatnonzero(~tangent).tolist()
             raise ValueError(f"mean is not tangent at base_point (indices {index})")
         return means
+
+
+_OWN_SAMPLE = TangentGaussian.sample  # ``prepare`` defers to any other ``sample``

@@ -1,5 +1,6 @@
 """What every strategy queries: clipped, weighted sums of per-sample gradients, and noise."""
 
+import functools
 import math
 
 from geomstats_dp._dask import DaskClippedSums, is_dask_array
@@ -27,7 +28,9 @@ class GradientOracle:
         Backend array of sample weights summing to 1.
     noise_sampler : object
         ``noise_sampler.sample(base_point, n_samples=1, sigma=..., random_state=rng)``
-        returns a tangent vector at ``base_point`` (e.g. ``TangentGaussian``).
+        returns a tangent vector at ``base_point`` (e.g. ``TangentGaussian``). A sampler
+        with ``prepare(sigma, random_state)`` (``TangentGaussian.prepare``) is prepared
+        once per noise level and its draw called at each step instead.
     rng : numpy.random.Generator or SecureGenerator
         The run's only source of randomness.
     split_streams : bool
@@ -57,6 +60,7 @@ class GradientOracle:
         self.batch_rng, self.noise_rng = split(rng) if split_streams else (rng, rng)
         self.n_gradient_evaluations = 0
         self.n_noise_draws = 0
+        self._noise_draws = {}  # sigma -> draw(base_point)
         self._dask_sums = DaskClippedSums(loss, data, weights) if is_dask_array(data) else None
 
     def clipped_sum(self, point, clip_norm, indices=None, scale=1.0):
@@ -89,8 +93,19 @@ class GradientOracle:
         if sigma == 0:
             return tangent_vec
         self.n_noise_draws += 1
-        noise = self.noise_sampler.sample(point, n_samples=1, sigma=sigma, random_state=self.noise_rng)
-        return tangent_vec + noise
+        draw = self._noise_draws.get(sigma)
+        if draw is None:
+            draw = self._noise_draws[sigma] = prepared_draw(
+                self.noise_sampler, sigma, self.noise_rng)
+        return tangent_vec + draw(point)
+
+
+def prepared_draw(noise_sampler, sigma, rng):
+    """``draw(base_point)``: one draw of ``noise_sampler`` at noise level ``sigma`` from
+    ``rng`` per call (``prepare`` where the sampler has it, else ``sample``)."""
+    if hasattr(noise_sampler, "prepare"):
+        return noise_sampler.prepare(sigma, random_state=rng)
+    return functools.partial(noise_sampler.sample, n_samples=1, sigma=sigma, random_state=rng)
 
 
 def clipped_sum_in_chunks(sums, data, weights, clip_norm, scale=1.0):

@@ -90,3 +90,23 @@ def test_epoch_snapshot_noise_is_drawn_once_per_epoch():
     snapshots = to_numpy(result.iterates[::4][:3])
     np.testing.assert_allclose(np.stack(spy.base_points[::5]), snapshots)
     assert result.n_noise_draws == len(spy.sigmas)
+
+
+@pytest.mark.parametrize("name", sorted(MEAN_SPACES))
+@pytest.mark.parametrize("strategy", [
+    MiniBatch(2, 1.0, 0.3),
+    VarianceReduced(3, 1.0, 1.0, 0.3, 0.2, snapshot_noise="step"),
+], ids=["minibatch", "two_noise_levels"])
+def test_prepared_noise_moves_the_iterates_as_per_step_sampling_does(name, strategy):
+    """The default sampler is prepared once per noise level (``TangentGaussian.prepare``);
+    a sampler with only ``sample`` is called at every step. Same seed: the same iterates,
+    bit for bit, and the same number of draws."""
+    space = MEAN_SPACES[name]()
+    data = np.zeros((6, 1))
+    runs = [
+        minimize(ZeroLoss(space), data, strategy, 8, STEP, noise_sampler=sampler,
+                 random_state=4, keep_iterates=True)
+        for sampler in (None, RecordingNoise(space))
+    ]
+    np.testing.assert_array_equal(*(to_numpy(run.iterates) for run in runs))
+    assert runs[0].n_noise_draws == runs[1].n_noise_draws > 0
