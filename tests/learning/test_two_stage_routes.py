@@ -49,7 +49,7 @@ CASES = {
     "spd3": (lambda: SPDMatrices(3), np.diag([4.0, 1.0, 0.3]), None),
     "sphere": (lambda: Hypersphere(2), FAR_POLE, None),
     "spd_huber": (lambda: SPDMatrices(2), FAR_SPD, 0.5),
-    "sphere_huber": (lambda: Hypersphere(2), FAR_POLE, 0.3),
+    "sphere_huber": (lambda: Hypersphere(2), FAR_POLE, 0.5),
 }
 
 
