@@ -204,20 +204,7 @@ def clipped_sum_of_parts(parts, weights, clip_norm, scale=1.0):
 
 
 def clipped_sum_in_chunks(sums, data, weights, clip_norm, scale=1.0):
-    """sum_i scale w_i clip_C(grad f(point; z_i)), ``CHUNK_BYTES`` of rows at a time.
-
-    Parameters
-    ----------
-    sums : callable
-        ``loss.gradient_sums(point)``.
-    data : array-like, shape=[n, ...]
-    weights : array-like, shape=[n], or float
-        One number: the same weight for every row.
-    clip_norm : float
-    scale : float
-
-    Returns
-    -------
-    tangent_vec : array-like, shape=[*space.shape]
-    """
+    """sum_i scale w_i clip_C(grad f(point; z_i)), ``CHUNK_BYTES`` of rows at a time:
+    ``clipped_sum_of_parts`` of ``chunk_parts(sums, data)``, one chunk's gradients held
+    at a time; shape=[*space.shape]."""
     return clipped_sum_of_parts(chunk_parts(sums, data), weights, clip_norm, scale)
