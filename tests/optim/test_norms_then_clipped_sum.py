@@ -59,6 +59,7 @@ def test_norms_and_sum_are_geomstats_clipped_logs(monkeypatch, seed_shift, name,
     if not held:
         monkeypatch.setattr(oracle, "HELD_BYTES", 0)
     monkeypatch.setattr(oracle, "CHUNK_BYTES", 8 * 8 * 9)  # several chunks
+    monkeypatch.setattr(oracle, "MIN_CHUNK_ROWS", 1)
     seen = []
 
     def choose_clip(norms):
