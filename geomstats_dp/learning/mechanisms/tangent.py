@@ -216,6 +216,7 @@ class TangentSteps(ReleaseMechanism):
         ScheduleStopsShortWarning.warn_if(reach(
             np.full(len(self.multipliers), step_size), clip_norm,
             getattr(self.loss, "radius", None)))
+
         def localise(norms):  # a private radius around the coarse point
             # a record beyond C counts as at C, so that the grid's top (C) wins when most
             # records lie beyond it (otherwise no candidate counts them and the choice is
