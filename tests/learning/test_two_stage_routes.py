@@ -37,8 +37,8 @@ def geomstats_karcher_mean(space, points, weights, base_point, n_iter=20):
 
 
 def _fit(space, points, radius, seed):
-    settings = dict(epsilon=8.0, delta=1e-5, clip_norm=3.0, method="two_stage",
-                    random_state=seed)
+    settings = {"epsilon": 8.0, "delta": 1e-5, "clip_norm": 3.0, "method": "two_stage",
+                "random_state": seed}
     if radius is None:
         return PrivateFrechetMean(space, **settings).fit(points)
     return PrivateERM(space, HuberDistanceLoss(space, radius), **settings).fit(points)
