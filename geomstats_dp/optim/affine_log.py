@@ -109,10 +109,11 @@ class AffineLogSums:
         k, n = data.shape[0], data.shape[-1]
         if n == 2:
             return self._closed_form_2x2(data)
-        # (X_i F^-T)^T F^-T = F^-1 X_i F^-T: two products of the stacked [k n, n] rows
-        right = (data.reshape((k * n, n)) @ self.whitening).reshape((k, n, n))
-        whitened = right.swapaxes(1, 2).reshape((k * n, n)) @ self.whitening
-        eigvals, eigvecs = gs.linalg.eigh(whitened.reshape((k, n, n)))
+        # the stacked rows [k n, n] transposed are [X_1 | ... | X_k] (X_i symmetric): two
+        # products, F^-1 [X_1 | ... | X_k] then each block times F^-T, and no copy
+        left = self.whitening.T @ data.reshape((k * n, n)).T  # [n, k n]
+        whitened = (left.reshape((n * k, n)) @ self.whitening).reshape((n, k, n))
+        eigvals, eigvecs = gs.linalg.eigh(whitened.swapaxes(0, 1))
         logs = gs.log(eigvals)
         norms = gs.sqrt((logs * logs).sum(-1))
         if self.norm_factor != 1.0:

@@ -8,9 +8,13 @@ released already (post-processing).
 
 import geomstats.backend as gs
 import numpy as np
+from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp._validation import check_positive_int
+from geomstats_dp.distributions.registry import unwrap_metric
+from geomstats_dp.optim.affine_log import AffineLogSums, known_factors
+from geomstats_dp.optim.geodesics import geodesics_for
 
 
 def first_settled(space, points, thresholds):
@@ -35,7 +39,31 @@ def first_settled(space, points, thresholds):
     return int(settled[0]) + 1 if len(settled) else len(points) - 1
 
 
-def tangent_mean(space, points, weights, base_point):
+def weighted_log_sum(space, points, weights, base_point):
+    """sum_i w_i Log_x(x_i); on SPD with the affine-invariant metric one ``eigh`` per
+    point (``AffineLogSums``), else geomstats' ``log``.
+
+    Parameters
+    ----------
+    space : Manifold
+    points : array-like, shape=[k, *space.shape]
+    weights : array-like, shape=[k]
+    base_point : array-like, shape=[*space.shape]
+
+    Returns
+    -------
+    tangent_vec : array-like, shape=[*space.shape]
+    """
+    weights = gs.cast(gs.array(weights), points.dtype)
+    if type(unwrap_metric(space.metric)[0]) is SPDAffineMetric and base_point.ndim == 2:
+        _, negated_sum = AffineLogSums(base_point)(points)  # sums of -Log_x(x_i)
+        return -negated_sum(weights)
+    logs = space.metric.log(points, base_point)
+    shape = (-1,) + (1,) * (logs.ndim - 1)
+    return gs.sum(gs.reshape(weights, shape) * logs, axis=0)
+
+
+def tangent_mean(space, points, weights, base_point, geodesics=None):
     """Exp_x(sum_i w_i Log_x(x_i)), the tangent mean at x (Huang et al. 2024, eq. (3.2)).
 
     Parameters
@@ -46,26 +74,29 @@ def tangent_mean(space, points, weights, base_point):
     weights : array-like, shape=[k]
         Non-negative, summing to 1.
     base_point : array-like, shape=[*space.shape]
+    geodesics : Geodesics, optional
+        ``optim.geodesics.geodesics_for(space)`` (closed forms on SPD), made if None.
 
     Returns
     -------
     point : array-like, shape=[*space.shape]
     """
-    logs = space.metric.log(points, base_point)
-    weights = gs.cast(gs.array(weights), logs.dtype)
-    shape = (-1,) + (1,) * (logs.ndim - 1)
-    direction = gs.sum(gs.reshape(weights, shape) * logs, axis=0)
-    return space.metric.exp(direction, base_point)
+    geodesics = geodesics_for(space) if geodesics is None else geodesics
+    return geodesics.exp(weighted_log_sum(space, points, weights, base_point), base_point)
 
 
 def karcher_mean(space, points, weights, base_point, n_iter=20):
     """Weighted Karcher mean by ``n_iter`` tangent-mean steps started at ``base_point``.
 
     A fixed number of iterations (no data-dependent stopping; the points are private
-    releases already, so this is only a matter of cost).
+    releases already, so this is only a matter of cost). On SPD with the affine-invariant
+    metric each step is one ``eigh`` per point and one for the exp map, the square-root
+    factor of each iterate kept from the map that produced it (``optim.geodesics``).
     """
     n_iter = check_positive_int(n_iter, "n_iter")
+    geodesics = geodesics_for(space)
     point = base_point
-    for _ in range(n_iter):
-        point = tangent_mean(space, points, weights, point)
+    with known_factors(geodesics.known_factor):
+        for _ in range(n_iter):
+            point = tangent_mean(space, points, weights, point, geodesics)
     return point

@@ -3,16 +3,26 @@
 import functools
 import math
 
-from geomstats_dp._dask import DaskClippedSums, is_dask_array
+import geomstats.backend as gs
+
+from geomstats_dp._backend import to_numpy
+from geomstats_dp._dask import DaskClippedSums, gradient_norms, is_dask_array
 from geomstats_dp.optim.clipping import clip_factors
 from geomstats_dp.optim.streams import split_streams as split
 
-# Per-sample gradients are computed CHUNK_BYTES of data at a time: the gradient of a loss
-# holds several arrays the size of its chunk (logarithms, eigendecompositions), so the
-# memory of a full-batch step stays bounded whatever n. Chunks of 4 MB (8192 SPD(8)
-# points) were as fast as one call on 10^5 points, or faster (cache), in the memory
-# benchmark's setting.
-CHUNK_BYTES = 4 * 2**20
+# Per-sample gradients are computed CHUNK_BYTES of data at a time, at least MIN_CHUNK_ROWS
+# rows: the gradient of a loss holds several arrays the size of its chunk (logarithms,
+# eigendecompositions), so the memory of a full-batch step stays bounded whatever n. With
+# 256 kB (512 SPD(8) points) a fresh process's DP-RGD fit on 2,000 SPD(8) points took
+# 85 ms against 99 ms with 4 MB chunks (CPU, numpy; each pass's fresh multi-megabyte
+# temporaries were page-faulted in again), the same on pytorch and at 10^5 points; the
+# row floor keeps wide rows (S^783: 512 rows, 3 MB) from paying a call per few rows.
+CHUNK_BYTES = 256 * 2**10
+MIN_CHUNK_ROWS = 512
+# ``norms_then_clipped_sum`` holds the chunks' gradients (for the squared distance on SPD:
+# their eigendecompositions, about the data's size) between the norms and the sum when the
+# data take at most this many bytes (500,000 SPD(8) points); beyond, it computes them twice.
+HELD_BYTES = 256 * 2**20
 
 
 class GradientOracle:
@@ -88,6 +98,38 @@ class GradientOracle:
         sums = self.loss.gradient_sums(point)  # the point's own work, once per query
         return clipped_sum_in_chunks(sums, data, weights, clip_norm, scale)
 
+    def norms_then_clipped_sum(self, point, choose_clip):
+        """The norms of every record's gradient at ``point``, then the clipped sum at a
+        radius chosen from them, the gradients computed once.
+
+        The chunks' gradients are held between the two (up to ``HELD_BYTES`` of data; on
+        larger data and on a Dask array the norms and the sum are two passes).
+
+        Parameters
+        ----------
+        point : array-like, shape=[*space.shape]
+        choose_clip : callable
+            ``choose_clip(norms) -> C``, norms a numpy array of shape [n] (not finite
+            for a record whose gradient is not).
+
+        Returns
+        -------
+        clip_norm : float
+            C.
+        tangent_vec : array-like, shape=[*space.shape]
+            sum_i w_i clip_C(grad f(point; z_i)), as ``clipped_sum(point, C)``.
+        """
+        if self._dask_sums is not None or data_bytes(self.data) > HELD_BYTES:
+            norms = (norms_in_chunks(self.loss.gradient_sums(point), self.data)
+                     if self._dask_sums is None
+                     else gradient_norms(self.loss, self.data, point))
+            clip_norm = choose_clip(norms)
+            return clip_norm, self.clipped_sum(point, clip_norm)
+        parts = list(chunk_parts(self.loss.gradient_sums(point), self.data))
+        clip_norm = choose_clip(to_numpy(gs.concatenate([norms for _, norms, _ in parts])))
+        self.n_gradient_evaluations += self.n_samples
+        return clip_norm, clipped_sum_of_parts(parts, self.weights, clip_norm)
+
     def add_noise(self, tangent_vec, point, sigma):
         """tangent_vec + xi with xi ~ N_point(0, sigma^2); no draw when sigma == 0."""
         if sigma == 0:
@@ -108,14 +150,44 @@ def prepared_draw(noise_sampler, sigma, rng):
     return functools.partial(noise_sampler.sample, n_samples=1, sigma=sigma, random_state=rng)
 
 
-def clipped_sum_in_chunks(sums, data, weights, clip_norm, scale=1.0):
-    """sum_i scale w_i clip_C(grad f(point; z_i)), ``CHUNK_BYTES`` of rows at a time.
+def data_bytes(data):
+    """Bytes of ``data`` [n, ...] as float64."""
+    return 8 * math.prod(data.shape)
+
+
+def chunk_parts(sums, data):
+    """(start, norms, weighted_sum) of each chunk of ``CHUNK_BYTES`` of rows, lazily.
 
     Parameters
     ----------
     sums : callable
         ``loss.gradient_sums(point)``.
     data : array-like, shape=[n, ...]
+
+    Yields
+    ------
+    start : int
+        The chunk's first row.
+    norms : array-like, shape=[k]
+    weighted_sum : callable
+        ``weighted_sum(coefficients [k])``, as ``sums`` returns it.
+    """
+    chunk = max(MIN_CHUNK_ROWS, CHUNK_BYTES // (8 * math.prod(data.shape[1:])))
+    for start in range(0, int(data.shape[0]), chunk):
+        yield (start, *sums(data[start : start + chunk]))
+
+
+def norms_in_chunks(sums, data):
+    """The gradient norms of every row, ``CHUNK_BYTES`` of rows at a time (numpy, [n])."""
+    return to_numpy(gs.concatenate([norms for _, norms, _ in chunk_parts(sums, data)]))
+
+
+def clipped_sum_of_parts(parts, weights, clip_norm, scale=1.0):
+    """sum_i scale w_i clip_C(grad f(point; z_i)) from ``chunk_parts``.
+
+    Parameters
+    ----------
+    parts : iterable of (start, norms, weighted_sum)
     weights : array-like, shape=[n], or float
         One number: the same weight for every row.
     clip_norm : float
@@ -125,14 +197,17 @@ def clipped_sum_in_chunks(sums, data, weights, clip_norm, scale=1.0):
     -------
     tangent_vec : array-like, shape=[*space.shape]
     """
-    n_rows = int(data.shape[0])
-    row_bytes = 8 * math.prod(data.shape[1:])
-    chunk = max(1, CHUNK_BYTES // max(row_bytes, 1))
     total = None
-    for start in range(0, n_rows, chunk):
-        norms, weighted_sum = sums(data[start : start + chunk])
+    for start, norms, weighted_sum in parts:
         part_weights = (weights if isinstance(weights, float)
-                        else weights[start : start + chunk])
+                        else weights[start : start + norms.shape[0]])
         part = weighted_sum(scale * part_weights * clip_factors(norms, clip_norm))
         total = part if total is None else total + part
     return total
+
+
+def clipped_sum_in_chunks(sums, data, weights, clip_norm, scale=1.0):
+    """sum_i scale w_i clip_C(grad f(point; z_i)), ``CHUNK_BYTES`` of rows at a time:
+    ``clipped_sum_of_parts`` of ``chunk_parts(sums, data)``, one chunk's gradients held
+    at a time; shape=[*space.shape]."""
+    return clipped_sum_of_parts(chunk_parts(sums, data), weights, clip_norm, scale)

@@ -23,6 +23,7 @@ def test_chunked_sum_equals_one_call(monkeypatch):
     whole = _oracle(points, weights)
     expected = to_numpy(whole.clipped_sum(point, clip_norm=0.8, scale=2.0))
     monkeypatch.setattr(oracle, "CHUNK_BYTES", 5 * 8 * 9)  # five rows per chunk
+    monkeypatch.setattr(oracle, "MIN_CHUNK_ROWS", 1)
     chunked = _oracle(points, weights)
     found = to_numpy(chunked.clipped_sum(point, clip_norm=0.8, scale=2.0))
     np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-14)

@@ -14,6 +14,7 @@ from geomstats_dp._dask import gradient_norms as dask_gradient_norms
 from geomstats_dp._dask import is_dask_array
 from geomstats_dp.learning._diagnostics import user_stacklevel
 from geomstats_dp.optim.dummy import dummy_records
+from geomstats_dp.optim.oracle import norms_in_chunks
 from geomstats_dp.privacy import PrivacyLeakWarning
 
 
@@ -51,10 +52,11 @@ def probe_loss(loss, data, point):
 
 
 def gradient_norms(loss, data, point):
-    """Norms of the per-sample tangent gradients at ``point`` in the metric, shape=[n]."""
+    """Norms of the per-sample tangent gradients at ``point`` in the metric, shape=[n]
+    (the loss's ``gradient_sums``, chunk by chunk, or by the workers of a Dask array)."""
     if is_dask_array(data):
         return dask_gradient_norms(loss, data, point)
-    return to_numpy(loss.space.metric.norm(loss.tangent_gradients(point, data), point))
+    return norms_in_chunks(loss.gradient_sums(point), data)
 
 
 def infer_clip_norm(loss, data, point):

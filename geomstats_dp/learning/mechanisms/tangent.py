@@ -45,11 +45,10 @@ from geomstats_dp.learning._diagnostics import (
 )
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.learning.mechanisms.gradient import auto_clip_event, resolve_clip_norm
-from geomstats_dp.learning.mechanisms.loss_checks import (
-    gradient_norms,
-    probe_loss,
-)
+from geomstats_dp.learning.mechanisms.loss_checks import probe_loss
 from geomstats_dp.optim import SquaredDistanceLoss
+from geomstats_dp.optim.affine_log import known_factors
+from geomstats_dp.optim.geodesics import geodesics_for
 from geomstats_dp.optim.karcher import first_settled, karcher_mean
 from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.optim.strategies import weight_factor
@@ -217,24 +216,31 @@ class TangentSteps(ReleaseMechanism):
         ScheduleStopsShortWarning.warn_if(reach(
             np.full(len(self.multipliers), step_size), clip_norm,
             getattr(self.loss, "radius", None)))
+
+        def localise(norms):  # a private radius around the coarse point
+            # a record beyond C counts as at C, so that the grid's top (C) wins when most
+            # records lie beyond it (otherwise no candidate counts them and the choice is
+            # uniform on the grid: C2 = 0.026 on EMG with C = 1)
+            quantile = localise_quantile(self.n_samples, self.dim, self.multipliers[-1])
+            radius = private_quantile(np.minimum(norms, clip_norm), quantile,
+                                      self.early_events[-1].epsilon, rng,
+                                      grid=clip_norm * LOCALISE_GRID)
+            return min(clip_norm, LOCALISE_FACTOR * radius)
+
+        geodesics = geodesics_for(space)
         clip = clip_norm
         points, noise_norms = [], []
-        for step, z in enumerate(self.multipliers):
-            if step == 1:  # localise: a private radius around the coarse point
-                # a record beyond C counts as at C, so that the grid's top (C) wins when
-                # most records lie beyond it (otherwise no candidate counts them and the
-                # choice is uniform on the grid: C2 = 0.026 on EMG with C = 1)
-                norms = np.minimum(gradient_norms(self.loss, data, point), clip_norm)
-                quantile = localise_quantile(self.n_samples, self.dim, self.multipliers[-1])
-                radius = private_quantile(norms, quantile,
-                                          self.early_events[-1].epsilon, rng,
-                                          grid=clip_norm * LOCALISE_GRID)
-                clip = min(clip_norm, LOCALISE_FACTOR * radius)
-            sigma = z * 2 * clip * self.factor / self.n_samples
-            gradient = oracle.add_noise(oracle.clipped_sum(point, clip), point, sigma)
-            point = space.metric.exp(-step_size * gradient, point)
-            points.append(point)
-            noise_norms.append(step_size * sigma * math.sqrt(self.dim))
+        with known_factors(geodesics.known_factor):  # SPD: each step point's factor, reused
+            for step, z in enumerate(self.multipliers):
+                if step == 1:  # the coarse point's distances, then the sum, in one pass
+                    clip, gradient = oracle.norms_then_clipped_sum(point, localise)
+                else:
+                    gradient = oracle.clipped_sum(point, clip)
+                sigma = z * 2 * clip * self.factor / self.n_samples
+                point = geodesics.exp(-step_size * oracle.add_noise(gradient, point, sigma),
+                                      point)
+                points.append(point)
+                noise_norms.append(step_size * sigma * math.sqrt(self.dim))
         return {
             "estimate_": settled_mean(space, points, noise_norms),
             "noise_multiplier_": self.multipliers[-1],
