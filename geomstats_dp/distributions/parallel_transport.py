@@ -359,7 +359,6 @@ class ParallelTransportSampler(IsometricTransport):
     def _route(self, vecs, points, backward):
         """Move vecs [m, k] between the reference and points [k], through the second
         reference where the direct geodesic does not reach."""
-        n_points = points.shape[0]
         ref = np.broadcast_to(self.reference, points.shape)
         starts, ends = (points, ref) if backward else (ref, points)
         moved, reach = self._move(vecs, starts, ends)
