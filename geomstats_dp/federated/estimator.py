@@ -472,9 +472,22 @@ class PriRFed(PrivateEstimator):
         self.estimate_ = to_backend(read_release(self.space, path))
         return self
 
+    def _batch_size(self, sizes):
+        """The agents' DP-RSGD batch size: ``batch_size``, or the default for the
+        smallest agent."""
+        return self.batch_size or _defaults.default_batch_size(min(sizes))
+
+    def _agent_events(self, settings, local_epsilon, local_delta, sizes):
+        """The local events of each distinct agent size, smallest first, at clip norm 1
+        (the noise multipliers do not depend on C)."""
+        batch_size = self._batch_size(sizes)
+        return [self._plan(settings, local_epsilon, local_delta, size, 1.0,
+                           batch_size)[0].events
+                for size in sorted(set(sizes))]
+
     def _local_target(self, sizes, settings):
         """(local epsilon, local delta, total guarantee), after the batch-size check."""
-        batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
+        batch_size = self._batch_size(sizes)
         if settings.local_method == "rsgd" and batch_size > min(sizes):
             raise ValueError(
                 f"batch_size must be <= the smallest agent's size {min(sizes)}, got {batch_size}"
@@ -482,15 +495,13 @@ class PriRFed(PrivateEstimator):
         if self.accountant != "end_to_end":
             return local_target(self.epsilon, self.delta, len(sizes), settings.n_sampled,
                                 settings.n_rounds, self.accountant)
-        return self._end_to_end_target(sizes, settings, batch_size)
+        return self._end_to_end_target(sizes, settings)
 
-    def _end_to_end_target(self, sizes, settings, batch_size):
+    def _end_to_end_target(self, sizes, settings):
         """The end-to-end accountant (public sampling) calibrated through the local plans."""
 
-        def events_of(local_epsilon):  # noise multipliers do not depend on C
-            return [self._plan(settings, local_epsilon, self.delta, size, 1.0,
-                               batch_size)[0].events
-                    for size in sorted(set(sizes))]
+        def events_of(local_epsilon):
+            return self._agent_events(settings, local_epsilon, self.delta, sizes)
 
         setting = (len(sizes), settings.n_sampled, settings.n_rounds)
         local_epsilon, total = end_to_end_local_target(events_of, self.epsilon, self.delta,
@@ -522,7 +533,7 @@ class PriRFed(PrivateEstimator):
         settings = self._settings(sizes)
         clip_norm = self.clip_norm if clip_norm is None else clip_norm
         local_epsilon, local_delta = local_guarantee or self._local_target(sizes, settings)[:2]
-        batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
+        batch_size = self._batch_size(sizes)
         plans = [self._plan(settings, local_epsilon, local_delta, size, clip_norm, batch_size)
                  for size in sizes]
         return RunSpec(loss=self._make_loss(), datasets=datasets, plans=plans,
@@ -554,14 +565,12 @@ class PriRFed(PrivateEstimator):
         """
         settings = self._settings(sizes)
         local_epsilon, local_delta = self._local_target(sizes, settings)[:2]
-        batch_size = self.batch_size or _defaults.default_batch_size(min(sizes))
         return tuple(dict.fromkeys(  # one ledger per distinct plan
             tuple(dataclasses.replace(event, n_steps=event.n_steps * settings.n_rounds,
                                       sensitivity=None, noise_std=None,
                                       label=f"PriRFed record, {settings.n_rounds} rounds")
-                  for event in self._plan(settings, local_epsilon, local_delta, size, 1.0,
-                                          batch_size)[0].events)
-            for size in sorted(set(sizes))
+                  for event in events)
+            for events in self._agent_events(settings, local_epsilon, local_delta, sizes)
         ))
 
     def _plan(self, settings, local_epsilon, local_delta, size, clip_norm, batch_size):

@@ -8,13 +8,12 @@ released already (post-processing).
 
 import geomstats.backend as gs
 import numpy as np
-from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp._validation import check_positive_int
-from geomstats_dp.distributions.registry import unwrap_metric
-from geomstats_dp.optim.affine_log import AffineLogSums, known_factors
+from geomstats_dp.optim.affine_log import known_factors
 from geomstats_dp.optim.geodesics import geodesics_for
+from geomstats_dp.optim.losses import SquaredDistanceLoss
 
 
 def first_settled(space, points, thresholds):
@@ -40,8 +39,9 @@ def first_settled(space, points, thresholds):
 
 
 def weighted_log_sum(space, points, weights, base_point):
-    """sum_i w_i Log_x(x_i); on SPD with the affine-invariant metric one ``eigh`` per
-    point (``AffineLogSums``), else geomstats' ``log``.
+    """sum_i w_i Log_x(x_i): minus the weighted sum of the squared distance's gradients
+    (``SquaredDistanceLoss.gradient_sums``: on SPD with the affine-invariant metric one
+    ``eigh`` per point, ``AffineLogSums``; else geomstats' ``log``).
 
     Parameters
     ----------
@@ -55,16 +55,13 @@ def weighted_log_sum(space, points, weights, base_point):
     tangent_vec : array-like, shape=[*space.shape]
     """
     weights = gs.cast(gs.array(weights), points.dtype)
-    if type(unwrap_metric(space.metric)[0]) is SPDAffineMetric and base_point.ndim == 2:
-        _, negated_sum = AffineLogSums(base_point)(points)  # sums of -Log_x(x_i)
-        return -negated_sum(weights)
-    logs = space.metric.log(points, base_point)
-    shape = (-1,) + (1,) * (logs.ndim - 1)
-    return gs.sum(gs.reshape(weights, shape) * logs, axis=0)
+    _, negated_sum = SquaredDistanceLoss(space).gradient_sums(base_point)(points)
+    return -negated_sum(weights)
 
 
-def tangent_mean(space, points, weights, base_point, geodesics=None):
-    """Exp_x(sum_i w_i Log_x(x_i)), the tangent mean at x (Huang et al. 2024, eq. (3.2)).
+def tangent_mean(space, points, weights, base_point, geodesics=None, step_size=1.0):
+    """Exp_x(eta sum_i w_i Log_x(x_i)), the tangent mean at x for eta = 1 (Huang et al.
+    2024, eq. (3.2)); a gradient step of size eta on the weighted Frechet function.
 
     Parameters
     ----------
@@ -76,17 +73,21 @@ def tangent_mean(space, points, weights, base_point, geodesics=None):
     base_point : array-like, shape=[*space.shape]
     geodesics : Geodesics, optional
         ``optim.geodesics.geodesics_for(space)`` (closed forms on SPD), made if None.
+    step_size : float
+        eta.
 
     Returns
     -------
     point : array-like, shape=[*space.shape]
     """
     geodesics = geodesics_for(space) if geodesics is None else geodesics
-    return geodesics.exp(weighted_log_sum(space, points, weights, base_point), base_point)
+    return geodesics.exp(step_size * weighted_log_sum(space, points, weights, base_point),
+                         base_point)
 
 
-def karcher_mean(space, points, weights, base_point, n_iter=20):
-    """Weighted Karcher mean by ``n_iter`` tangent-mean steps started at ``base_point``.
+def karcher_mean(space, points, weights, base_point, n_iter=20, step_size=1.0):
+    """Weighted Karcher mean by ``n_iter`` tangent-mean steps (of size ``step_size``)
+    started at ``base_point``.
 
     A fixed number of iterations (no data-dependent stopping; the points are private
     releases already, so this is only a matter of cost). On SPD with the affine-invariant
@@ -98,5 +99,5 @@ def karcher_mean(space, points, weights, base_point, n_iter=20):
     point = base_point
     with known_factors(geodesics.known_factor):
         for _ in range(n_iter):
-            point = tangent_mean(space, points, weights, point, geodesics)
+            point = tangent_mean(space, points, weights, point, geodesics, step_size)
     return point

@@ -6,7 +6,8 @@ import math
 import geomstats.backend as gs
 
 from geomstats_dp._backend import to_numpy
-from geomstats_dp._dask import DaskClippedSums, gradient_norms, is_dask_array
+from geomstats_dp._dask import DaskClippedSums, is_dask_array
+from geomstats_dp._dask import gradient_norms as dask_gradient_norms
 from geomstats_dp.optim.clipping import clip_factors
 from geomstats_dp.optim.streams import split_streams as split
 
@@ -120,10 +121,7 @@ class GradientOracle:
             sum_i w_i clip_C(grad f(point; z_i)), as ``clipped_sum(point, C)``.
         """
         if self._dask_sums is not None or data_bytes(self.data) > HELD_BYTES:
-            norms = (norms_in_chunks(self.loss.gradient_sums(point), self.data)
-                     if self._dask_sums is None
-                     else gradient_norms(self.loss, self.data, point))
-            clip_norm = choose_clip(norms)
+            clip_norm = choose_clip(gradient_norms(self.loss, self.data, point))
             return clip_norm, self.clipped_sum(point, clip_norm)
         parts = list(chunk_parts(self.loss.gradient_sums(point), self.data))
         clip_norm = choose_clip(to_numpy(gs.concatenate([norms for _, norms, _ in parts])))
@@ -177,9 +175,14 @@ def chunk_parts(sums, data):
         yield (start, *sums(data[start : start + chunk]))
 
 
-def norms_in_chunks(sums, data):
-    """The gradient norms of every row, ``CHUNK_BYTES`` of rows at a time (numpy, [n])."""
-    return to_numpy(gs.concatenate([norms for _, norms, _ in chunk_parts(sums, data)]))
+def gradient_norms(loss, data, point):
+    """Norms of the per-sample tangent gradients at ``point`` in the metric, numpy [n]:
+    the loss's ``gradient_sums`` ``CHUNK_BYTES`` of rows at a time, or by the workers of
+    a Dask array."""
+    if is_dask_array(data):
+        return dask_gradient_norms(loss, data, point)
+    parts = chunk_parts(loss.gradient_sums(point), data)
+    return to_numpy(gs.concatenate([norms for _, norms, _ in parts]))
 
 
 def clipped_sum_of_parts(parts, weights, clip_norm, scale=1.0):

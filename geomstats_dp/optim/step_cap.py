@@ -8,7 +8,7 @@ noisy step from leaving the manifold numerically (on SPD matrices an unbounded s
 overflows the eigenvalues of the next point).
 """
 
-import geomstats.backend as gs
+from geomstats_dp.optim.clipping import clip_factors
 
 
 def cap_norm(metric, tangent_vec, base_point, max_norm):
@@ -26,5 +26,4 @@ def cap_norm(metric, tangent_vec, base_point, max_norm):
     -------
     tangent_vec : array-like, shape=[*space.shape]
     """
-    norm = metric.norm(tangent_vec, base_point)
-    return gs.minimum(1.0, max_norm / gs.maximum(norm, 1e-300)) * tangent_vec
+    return clip_factors(metric.norm(tangent_vec, base_point), max_norm) * tangent_vec

@@ -3,7 +3,7 @@
 The Laplace release (Reimherr et al., 2021) is centred at the Frechet mean x* of the data,
 all in the public ball B_r(m0). A solver that stops on a data-dependent criterion, or raises
 when it does not converge, makes its iteration count or its failure observable. This one
-runs Riemannian gradient descent on F(x) = (1 / 2n) sum_i d(x, x_i)^2,
+runs Riemannian gradient descent on F(x) = (1 / 2n) sum_i d(x, x_i)^2 (``optim.karcher``),
 
     x_0 = m0,   x_(k+1) = Exp_(x_k)(eta (1/n) sum_i Log_(x_k)(x_i)),
 
@@ -51,6 +51,7 @@ from geomstats_dp.distributions.laplace.sensitivity import (
     curvature_correction,
     frechet_mean_sensitivity,
 )
+from geomstats_dp.optim.karcher import karcher_mean
 
 TOL_FRACTION = 1e-4  # tol = TOL_FRACTION x Delta: the sensitivity grows by 0.02%
 
@@ -88,11 +89,9 @@ class MeanSolver:
         mean : array-like, shape=[*space.shape]
             Within ``tol`` of the Frechet mean of ``points``.
         """
-        point = center
-        for _ in range(self.n_iter):
-            direction = gs.mean(space.metric.log(points, point), axis=0)
-            point = space.metric.exp(self.step_size * direction, point)
-        return point
+        n_samples = int(points.shape[0])
+        return karcher_mean(space, points, gs.ones(n_samples) / n_samples, center,
+                            n_iter=self.n_iter, step_size=self.step_size)
 
 
 def _refuse(space, radius, why):

@@ -22,12 +22,9 @@ from geomstats_dp.learning._diagnostics import (
     reach,
 )
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
-from geomstats_dp.learning.mechanisms.loss_checks import (
-    gradient_norms,
-    infer_clip_norm,
-    probe_loss,
-)
+from geomstats_dp.learning.mechanisms.loss_checks import infer_clip_norm, probe_loss
 from geomstats_dp.optim import SquaredDistanceLoss, minimize
+from geomstats_dp.optim.oracle import gradient_norms
 from geomstats_dp.optim.schedules import step_size_values
 from geomstats_dp.privacy.quantile import private_quantile, quantile_event
 

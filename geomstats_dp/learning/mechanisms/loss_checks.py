@@ -1,8 +1,8 @@
 """Checks and measurements of a loss that the gradient-based releases share.
 
-``probe_loss`` runs on a public dummy record only; ``gradient_norms`` reads the data and
-``infer_clip_norm`` too, with a PrivacyLeakWarning (a bound read from the data is not
-private).
+``probe_loss`` runs on a public dummy record only; ``infer_clip_norm`` reads the data
+(``optim.oracle.gradient_norms``), with a PrivacyLeakWarning (a bound read from the data
+is not private).
 """
 
 import warnings
@@ -10,11 +10,9 @@ import warnings
 import numpy as np
 
 from geomstats_dp._backend import to_numpy
-from geomstats_dp._dask import gradient_norms as dask_gradient_norms
-from geomstats_dp._dask import is_dask_array
 from geomstats_dp.learning._diagnostics import user_stacklevel
 from geomstats_dp.optim.dummy import dummy_records
-from geomstats_dp.optim.oracle import norms_in_chunks
+from geomstats_dp.optim.oracle import gradient_norms
 from geomstats_dp.privacy import PrivacyLeakWarning
 
 
@@ -49,14 +47,6 @@ def probe_loss(loss, data, point):
             f"loss {loss.name} gradients must have shape {expected} (one per sample), "
             f"got {grads.shape}"
         )
-
-
-def gradient_norms(loss, data, point):
-    """Norms of the per-sample tangent gradients at ``point`` in the metric, shape=[n]
-    (the loss's ``gradient_sums``, chunk by chunk, or by the workers of a Dask array)."""
-    if is_dask_array(data):
-        return dask_gradient_norms(loss, data, point)
-    return norms_in_chunks(loss.gradient_sums(point), data)
 
 
 def infer_clip_norm(loss, data, point):
