@@ -191,13 +191,13 @@ class SPDAffineTransport(_EigenbasisTransport):
     def sample_prepared(self, base_points, n_samples, rng, prepared):
         """``sample`` with the Cholesky factors from ``check_points`` (None: factorise).
 
-        One draw at one SPD(2) point is computed in Python floats (``_cholesky_2x2``,
-        ``_draw_2x2``): the same L and normals, without the microsecond of each numpy
+        One draw at one SPD(2) point is computed in Python floats (``cholesky_2x2``,
+        ``draw_2x2``): the same L and normals, without the microsecond of each numpy
         call."""
         if n_samples == 1 and base_points.shape[0] == 1 and base_points.shape[-1] == 2:
-            factor = _cholesky_2x2(base_points[0].tolist())
+            factor = cholesky_2x2(base_points[0].tolist())
             if factor is not None:  # else the factorisation below raises
-                return np.array(_draw_2x2(factor, rng.standard_normal(3).tolist()))[None, None]
+                return np.array(draw_2x2(factor, rng.standard_normal(3).tolist()))[None, None]
         factors = np.linalg.cholesky(base_points) if prepared is None else prepared
         if n_samples == 1 and base_points.shape[0] == 1:  # one draw: [m, m] products
             factor = factors[0]
@@ -208,7 +208,7 @@ class SPDAffineTransport(_EigenbasisTransport):
         return _symmetrize(factors @ at_identity @ np.swapaxes(factors, -1, -2))
 
 
-def _cholesky_2x2(point):
+def cholesky_2x2(point):
     """(l_00, l_10, l_11) of W = L L^T from its lower triangle (nested lists [2, 2]),
     or None if W is not positive definite."""
     (first, _), (off, second) = point
@@ -220,9 +220,9 @@ def _cholesky_2x2(point):
     return (root, lower, math.sqrt(rest)) if rest > 0 else None
 
 
-def _draw_2x2(factor, normals):
+def draw_2x2(factor, normals):
     """L U L^T, U = C * A at I from 3 normals (coordinates of ``from_coordinates``), as
-    nested lists of floats [2, 2]; L from ``_cholesky_2x2``."""
+    nested lists of floats [2, 2]; L from ``cholesky_2x2``."""
     root, lower, last = factor
     diagonal_0, scaled_off, diagonal_1 = normals[0], normals[1] * math.sqrt(0.5), normals[2]
     entry_10 = root * (diagonal_0 * lower + scaled_off * last)

@@ -37,7 +37,7 @@ from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import to_backend
 from geomstats_dp.distributions.registry import unwrap_metric
-from geomstats_dp.distributions.spd import SPDAffineTransport, _cholesky_2x2, _draw_2x2
+from geomstats_dp.distributions.spd import SPDAffineTransport, cholesky_2x2, draw_2x2
 from geomstats_dp.distributions.tangent_gaussian import TangentGaussian
 from geomstats_dp.optim import streams
 from geomstats_dp.optim.affine_log import square_root_factor
@@ -350,10 +350,10 @@ def _run_block(records, weights, indices, starts, ends, normals, etas, first, se
         if noise_scale > 0:
             if not math.isfinite(point[0][0] + point[0][1] + point[1][0] + point[1][1]):
                 return step
-            cholesky = _cholesky_2x2(point)
+            cholesky = cholesky_2x2(point)
             if cholesky is None:
                 return step
-            noise = _draw_2x2(cholesky, normals[3 * step : 3 * step + 3])
+            noise = draw_2x2(cholesky, normals[3 * step : 3 * step + 3])
             direction = _add_scaled(direction, noise, noise_scale)
         if bound < math.inf:
             direction = _capped(direction, inverse, bound, settings[2])
@@ -386,7 +386,7 @@ _HELPERS = (
     _read, _write, _add_scaled, _scaled, _clip_factor, _clipped_gradient, _capped,
     _geodesic_step,
     product_2x2, transpose_2x2, function_2x2, whitened_spectrum_2x2, factor_map_2x2,
-    spectrum_2x2, function_coefficients, _cholesky_2x2, _draw_2x2,
+    spectrum_2x2, function_coefficients, cholesky_2x2, draw_2x2,
 )
 _KERNEL = []
 FASTMATH = {"contract", "reassoc", "arcp", "nsz"}
