@@ -163,13 +163,34 @@ def test_empty_prediction_and_bad_input():
 def test_noise_that_swamps_the_targets_warns_from_public_quantities():
     X, Y = _data()
     with pytest.warns(NoiseDominatesWarning):
-        weak = PrivateStructuredPrediction(SPACE, epsilon=0.1, clip_norm=CLIP).fit(X, Y)
+        weak = PrivateStructuredPrediction(SPACE, epsilon=0.1, clip_norm=CLIP,
+                                           random_state=0).fit(X, Y)
     assert weak.noise_ratio_ == pytest.approx(weak.regularization_ / len(X))
     assert weak.noise_ratio_ > 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatesWarning)
         strong = PrivateStructuredPrediction(SPACE, epsilon=50.0, clip_norm=CLIP).fit(X, Y)
     assert strong.noise_ratio_ < 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_private_base_point_stays_within_the_clip_norm_whatever_the_noise(seed_shift, seed):
+    # at epsilon 0.1 the base point's noise has norm about 8 here (sigma_0 about 6): the
+    # unclipped step put the base point up to 10^8 from the origin, numerically off the
+    # hyperboloid, and the coordinates' draw there raised for about 1 fit in 12
+    X, Y = _data()
+    distances = []
+    for run in range(12):
+        estimator = PrivateStructuredPrediction(SPACE, epsilon=0.1, clip_norm=CLIP,
+                                                random_state=1000 * seed_shift + 12 * seed + run)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoiseDominatesWarning)
+            estimator.fit(X, Y)
+        assert np.isfinite(to_numpy(estimator.labels_)).all()
+        distances.append(float(to_numpy(SPACE.metric.dist(
+            estimator.base_point_, to_backend(ORIGIN)))))
+    assert max(distances) <= CLIP * (1 + 1e-9)
+    assert np.isclose(distances, CLIP, rtol=1e-6).sum() >= 6  # the outer clip acted
 
 
 def test_predictions_stay_within_the_public_radius_whatever_the_noise():

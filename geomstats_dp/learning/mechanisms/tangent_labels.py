@@ -6,8 +6,12 @@ features fixed). Two Gaussian releases, composed exactly in Gaussian DP (the squ
 Gaussian-DP parameter mu^2 = 1 / z^2 of the whole budget split into shares):
 
 1. the base point b, unless a public one is given: the one-shot clipped tangent mean at
-   the canonical point b0, Exp_b0(mean_i clip_D(Log_b0 y_i) + N_b0(0, sigma_0^2)),
-   sensitivity 2D / n, share ``BASE_SHARE`` of mu^2;
+   the canonical point b0, Exp_b0(clip_D(mean_i clip_D(Log_b0 y_i) + N_b0(0, sigma_0^2))),
+   sensitivity 2D / n, share ``BASE_SHARE`` of mu^2. The outer clip is post-processing:
+   the noisy mean is pulled into the ball of radius D that holds the mean, which never
+   moves it farther from the mean (a projection onto a convex set holding it) and keeps
+   b within D of b0 (at a small epsilon the noise alone could put b numerically off
+   the space, 10^8 from b0 on the hyperboloid);
 2. v_i = Log_b(y_i), clipped to D in the metric at b (a non-finite v_i counts as zero),
    released as v_i + N_b(0, sigma^2), one tangent Gaussian draw per target: replacing y_j
    changes only v_j, by at most 2D in the metric at b (a fixed inner product), so the
@@ -61,7 +65,8 @@ class TangentLabelRelease(ReleaseMechanism):
                 noise_std=self.base_sigma,
                 label="PrivateStructuredPrediction: base point (tangent mean)"),)
         self.sigma = self.noise_multiplier * 2 * self.clip_norm
-        self.sampler = TangentGaussian(space)
+        # a public base point is checked; the private one is made here on the space
+        self.sampler = TangentGaussian(space, validate=self.public_base)
 
     def events(self):
         return self.base_events + (GaussianEvent(
@@ -78,7 +83,10 @@ class TangentLabelRelease(ReleaseMechanism):
         if not self.public_base:
             mean = gs.mean(self._clipped_logs(targets, base_point), axis=0)
             noise = self.sampler.sample(base_point, sigma=self.base_sigma, random_state=rng)
-            base_point = self.estimator.space.metric.exp(mean + noise, base_point)
+            metric = self.estimator.space.metric
+            step = clip_tangent_vectors(metric, gs.expand_dims(mean + noise, 0), base_point,
+                                        self.clip_norm)[0]
+            base_point = metric.exp(step, base_point)
         clipped = self._clipped_logs(targets, base_point)
         noise = self.sampler.sample(base_point, n_samples=len(targets), sigma=self.sigma,
                                     random_state=rng)
