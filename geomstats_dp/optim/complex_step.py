@@ -16,6 +16,9 @@ and the SPD maps built on it, which assume a Hermitian matrix) the imaginary par
 J v. ``complex_step_matches`` therefore accepts the complex step only if it runs without
 an exception or a warning (numpy's "casting complex values discards the imaginary part"
 included), returns complex values, and gives a reference Jacobian to ``CHECK_RTOL``.
+It sees only the branches that its inputs take: numpy orders complex numbers by their
+real parts first, so that ``where``, comparisons and ``maximum`` branch as on the real
+point, but code that is non-analytic only on a branch other inputs take is not caught.
 """
 
 import math
