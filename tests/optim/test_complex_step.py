@@ -23,11 +23,12 @@ AUTOGRAD = BACKEND == "autograd"
 JACOBIAN_KEY = ("jacobian", (2, 2))  # the route's decision for records of SPD(2)
 
 
-def _spd_data(n_records=N_RECORDS, seed=0):
+def _spd_data(n_records=N_RECORDS, seed=0, dim=2):
     rng = np.random.default_rng(seed)
-    factors = rng.normal(size=(n_records, 2, 2))
-    data = factors @ np.transpose(factors, (0, 2, 1)) + 0.5 * np.eye(2)
-    return SPDMatrices(2), np.array([[1.5, 0.3], [0.3, 0.8]]), data
+    factors = rng.normal(size=(n_records, dim, dim))
+    data = factors @ np.transpose(factors, (0, 2, 1)) + 0.5 * np.eye(dim)
+    point = np.diag(np.linspace(1.5, 0.8, dim)) + 0.3 * (np.ones((dim, dim)) - np.eye(dim))
+    return SPDMatrices(dim), point, data
 
 
 def _euclidean_gradients(point, data):
@@ -90,22 +91,24 @@ def test_a_wrong_reference_fails_the_check():
 
 def _riemannian_gradients(function, point, data):
     """The loss's per-sample gradients and the Jacobian route it took; no warning."""
-    space = SPDMatrices(2)
+    space = SPDMatrices(point.shape[0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         loss = CallableLoss(space, function)
         gradients = to_numpy(loss.gradients(to_backend(point), to_backend(data)))
-    return gradients, loss._decisions(to_backend(point))[JACOBIAN_KEY]
+    return gradients, loss._decisions(to_backend(point))[("jacobian", point.shape)]
 
 
 @pytest.mark.skipif(not AUTOGRAD, reason="the complex step is autograd's route")
-@pytest.mark.parametrize("function, route", [
-    (spd_trace_loss, "complex step on copies"), (_one_point_only, "complex step"),
-    (_with_abs, "one point"), (_with_real_cast, "one point")])
-def test_route_and_gradients(function, route):
-    """Analytic code takes the complex step (on copies where it broadcasts them); abs
-    and a real cast fall back to reverse over reverse mode; all give P - X."""
-    _, point, data = _spd_data()
+@pytest.mark.parametrize("function, dim, route", [
+    (spd_trace_loss, 2, "complex step on copies"), (spd_trace_loss, 3, "complex step"),
+    (_one_point_only, 2, "complex step"), (_with_abs, 2, "one point"),
+    (_with_real_cast, 2, "one point")])
+def test_route_and_gradients(function, dim, route):
+    """Analytic code takes the complex step (on copies where it broadcasts them and the
+    points have at most 4 entries); abs and a real cast fall back to reverse over
+    reverse mode; all give P - X."""
+    _, point, data = _spd_data(dim=dim)
     gradients, taken = _riemannian_gradients(function, point, data)
     assert taken == route
     np.testing.assert_allclose(gradients, point[None] - data, rtol=1e-12, atol=1e-12)
