@@ -187,11 +187,12 @@ class CallableLoss(AutodiffLoss):
         """The complex-step Jacobian (``complex_step_jacobian``), NaN for the records of
         non-finite (real) value, where the complex extension is no derivative (log of a
         negative number). A batched call that raises propagates (records one by one:
-        ``_by_record_on_failure``); the complex calls show no warning (the real call,
-        as on every route, does)."""
+        ``_by_record_on_failure``); the complex calls show no floating-point or
+        ComplexWarning of their own (the real call, as on every route, shows its
+        warnings)."""
         values = self.values(point, data)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
+            warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning)
             grads = complex_step_jacobian(lambda at: self._on_points(at, data), point,
                                           copies=route == _COMPLEX_COPIES)
         finite = gs.reshape(gs.abs(values) < math.inf, (-1,) + (1,) * gs.ndim(point))

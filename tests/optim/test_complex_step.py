@@ -192,3 +192,26 @@ def test_shared_decision_gives_the_release_of_a_fresh_one():
     shared = _fit(loss, data, 1.0, seed=6)
     assert routes == ["complex step on copies"]
     np.testing.assert_array_equal(shared, fresh)
+
+
+@pytest.mark.skipif(not AUTOGRAD, reason="the complex step is autograd's route")
+def test_a_cast_on_a_branch_only_data_take_shows_no_warning():
+    """The check sees the dummy records' branch only: a batch with a record past 50
+    takes a branch with a cast to real, whose ComplexWarning is not shown (what data
+    do must not show), and whose gradients are then wrong: the residual risk, clipped."""
+    space, point, data = _spd_data()
+
+    def loss(point, sample):
+        if bool(gs.any(sample[..., 0, 0] > 50.0)):
+            point = gs.cast(point, gs.float64)
+        return spd_trace_loss(point, sample)
+
+    data[BROKEN, 0, 0] = 60.0
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        callable_loss = CallableLoss(space, loss)
+        norms, _ = callable_loss.gradient_sums(to_backend(point))(to_backend(data))
+    assert callable_loss._decisions(to_backend(point))[JACOBIAN_KEY] == (
+        "complex step on copies")
+    assert shown == []
+    assert np.all(np.isfinite(to_numpy(norms)))
