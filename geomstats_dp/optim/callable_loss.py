@@ -360,8 +360,8 @@ class CallableLoss(AutodiffLoss):
         (``complex_step_matches``: complex values, no exception or warning, to 1e-9).
 
         A loss that is complex-analytic at these points but not on the branches that
-        data take (``where`` or a comparison choosing ``abs`` or a cast to real) is not
-        caught: its gradients are then wrong for those records, but still clipped, so
+        data take (``where`` or a Python ``if`` on values choosing ``abs`` or a cast to
+        real) is not caught: its gradients there are then wrong, but still clipped, so
         the privacy guarantee holds and only the fit suffers.
         """
         dummy = dummy_records(self.space, data, point)
