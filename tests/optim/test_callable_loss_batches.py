@@ -101,9 +101,10 @@ def test_batched_and_row_by_row_give_the_same_values_and_gradients(name):
         second = to_numpy(getattr(by_row, method)(point, data))
         assert first.shape[0] == N_RECORDS
         np.testing.assert_allclose(first, second, rtol=rtol, atol=rtol)
-    # the broadcasting callable was called a few times for the whole batch (a dummy
-    # batch, then the data), the other at least once per record and gradient coordinate
-    assert batched.sample_function.calls < 20
+    # the broadcasting callable was called a few times for the whole batch (dummy
+    # batches at 4 dummy points at most, then the data), the other at least once per
+    # record and gradient coordinate
+    assert batched.sample_function.calls < 30
     assert by_row.sample_function.calls >= 2 * N_RECORDS
 
 
