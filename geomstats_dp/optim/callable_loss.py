@@ -35,7 +35,11 @@ import numpy as np
 
 from geomstats_dp._backend import as_numpy, to_backend
 from geomstats_dp._validation import check_positive_finite
-from geomstats_dp.optim.complex_step import complex_step_jacobian, complex_step_matches
+from geomstats_dp.optim.complex_step import (
+    complex_step_jacobian,
+    complex_step_matches,
+    complex_warnings_silenced,
+)
 from geomstats_dp.optim.dummy import DUMMY_SEED, dummy_points, dummy_records, row_shapes
 from geomstats_dp.optim.euclidean_sums import MAX_DIM
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
@@ -58,7 +62,7 @@ GRADIENT_KINDS = ("riemannian", "euclidean")
 _ONE_POINT, _PAIRED_ROWS, _POINT_COPIES = "one point", "paired rows", "point copies"
 # the complex step (``complex_step``) at the one point, and on copies of it
 _COMPLEX_STEP, _COMPLEX_COPIES = "complex step", "complex step on copies"
-COMPLEX_STEP_BACKENDS = ("autograd",)  # pytorch: forward mode on the copies
+COMPLEX_POINT_BACKENDS = ("autograd",)  # pytorch: forward mode on the copies
 # Largest prod(space.shape) with the complex step on copies: their arrays are d times the
 # batch's. On SPD(2) (d = 4) the copies took 0.15 and 0.98 ms a step (gradient sums, 1,000
 # and 10,992 records) against 0.21 and 1.02 ms for d one-point calls; on SPD(3) 0.31 and
@@ -191,12 +195,11 @@ class CallableLoss(AutodiffLoss):
         ComplexWarning of their own (the real call, as on every route, shows its
         warnings)."""
         values = self.values(point, data)
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning)
+        with complex_warnings_silenced():
             grads = complex_step_jacobian(lambda at: self._on_points(at, data), point,
                                           copies=route == _COMPLEX_COPIES)
-        finite = gs.reshape(gs.abs(values) < math.inf, (-1,) + (1,) * gs.ndim(point))
-        return gs.where(finite, grads, gs.ones_like(grads) * math.nan)
+        # 0 times a value is 0 where it is finite, NaN where it is NaN or infinite
+        return grads + gs.reshape(0.0 * values, (-1,) + (1,) * gs.ndim(point))
 
     def _loss_rows(self, points, samples):
         """The callable on paired rows (what autodiff differentiates): [k] losses."""
@@ -319,15 +322,16 @@ class CallableLoss(AutodiffLoss):
                     or not self._agrees(_ONE_POINT, self.sample_function, point, data, ())):
                 return None
             name = backend_name()
-            if (name in FORWARD_MODE_BACKENDS and self._copies_agree(point, data)
+            small = math.prod(shape) <= COMPLEX_COPIES_MAX_DIM
+            copies = ((small or name in FORWARD_MODE_BACKENDS)
+                      and self._copies_agree(point, data))
+            route = _COMPLEX_COPIES if copies and small else _COMPLEX_STEP
+            if ((route == _COMPLEX_COPIES or name in COMPLEX_POINT_BACKENDS)
+                    and self._complex_step_checks(route, point, data)):
+                return route
+            if (name in FORWARD_MODE_BACKENDS and copies
                     and self._jacobian_matches(_POINT_COPIES, point, data)):
                 return _POINT_COPIES
-            if name in COMPLEX_STEP_BACKENDS:
-                copies = (math.prod(shape) <= COMPLEX_COPIES_MAX_DIM
-                          and self._copies_agree(point, data))
-                route = _COMPLEX_COPIES if copies else _COMPLEX_STEP
-                if self._complex_step_checks(route, point, data):
-                    return route
             return _ONE_POINT if self._jacobian_matches(_ONE_POINT, point, data) else None
 
         return self._decided(("jacobian", row_shapes(data)), point, decide)
@@ -355,23 +359,28 @@ class CallableLoss(AutodiffLoss):
                                 atol=1e-6 * np.nanmax(np.abs(differences))))
 
     def _complex_step_checks(self, route, point, data):
-        """Whether the complex step by ``route`` gives the Jacobian of ``point_jacobian``
-        on dummy records shaped like ``data``, at ``point`` and at the dummy points
-        (``complex_step_matches``: complex values, no exception or warning, to 1e-9).
+        """Whether the complex step by ``route`` gives the exact Jacobian on dummy records
+        shaped like ``data``, at ``point`` and at the dummy points (``complex_step_matches``:
+        complex values, no exception or warning, to 1e-9). The reference is forward mode
+        on the copies on pytorch (``copies_jacobian``), else ``point_jacobian``: both
+        exact, the first without the imports of torch's batched reverse passes.
 
         A loss that is complex-analytic at these points but not on the branches that
         data take (``where`` or a Python ``if`` on values choosing ``abs`` or a cast to
         real) is not caught: its gradients there are then wrong, but still clipped, so
         the privacy guarantee holds and only the fit suffers.
         """
+        copies = route == _COMPLEX_COPIES
+        reference = (_POINT_COPIES if copies and backend_name() in FORWARD_MODE_BACKENDS
+                     else _ONE_POINT)
         dummy = dummy_records(self.space, data, point)
         for at in [point, *dummy_points(self.space, point)]:
             try:
-                exact = as_numpy(point_jacobian(lambda x: self.values(x, dummy), at))
+                exact = as_numpy(self._jacobian(reference, at, dummy))
             except Exception:  # noqa: BLE001 - no reference: not the complex step
                 return False
             if not complex_step_matches(lambda x: self._on_points(x, dummy), at, exact,
-                                        copies=route == _COMPLEX_COPIES):
+                                        copies=copies):
                 return False
         return True
 

@@ -21,6 +21,7 @@ real parts first, so that ``where``, comparisons and ``maximum`` branch as on th
 point, but code that is non-analytic only on a branch other inputs take is not caught.
 """
 
+import contextlib
 import math
 import warnings
 
@@ -29,6 +30,8 @@ import numpy as np
 
 STEP = 1e-30  # the imaginary step h
 CHECK_RTOL = 1e-9  # agreement with the reference Jacobian that admits the complex step
+# pytorch's counterpart of numpy's ComplexWarning
+TORCH_CAST_WARNING = "Casting complex values to real discards the imaginary part"
 
 
 def complex_step_jacobian(evaluate, point, copies=False):
@@ -97,3 +100,14 @@ def complex_step_matches(evaluate, point, reference, copies=False):
     return derived.shape == reference.shape and bool(np.allclose(
         derived, reference, rtol=CHECK_RTOL, equal_nan=True,
         atol=CHECK_RTOL * np.abs(reference[finite]).max()))
+
+
+@contextlib.contextmanager
+def complex_warnings_silenced():
+    """Hide what complex calls on data warn of, and only that: a cast to real discarding
+    the imaginary part (numpy's ComplexWarning, pytorch's UserWarning) and numpy's
+    floating-point warnings."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning)
+        warnings.filterwarnings("ignore", TORCH_CAST_WARNING)
+        yield
