@@ -8,12 +8,12 @@ single records, and uses the cheapest:
 
 - one point and a batch of records, ``loss(point, samples [k, ...]) -> [k]``: values,
   closed-form gradients, finite differences and, for small matrix points, the Jacobian
-  at the point (``point_jacobian``; all rows share the point), on pytorch taken from d
-  copies of the point in one forward-mode pass where the loss also broadcasts those,
-  ``loss(copies [d, 1, *space.shape], samples [k, ...]) -> [d, k]`` (``copies_jacobian``),
-  on autograd by the complex step (on the copies for d <= ``COMPLEX_COPIES_MAX_DIM``,
-  else at the one point) where it gives the exact Jacobian on the dummy records
-  (``complex_step``);
+  at the point (all rows share the point): by the complex step (``complex_step``) where
+  it gives the exact Jacobian on the dummy records, on d copies of the point for
+  d <= ``COMPLEX_COPIES_MAX_DIM`` where the loss also broadcasts those,
+  ``loss(copies [d, 1, *space.shape], samples [k, ...]) -> [d, k]``, else (autograd
+  only) at the one point; otherwise on pytorch from the d copies in one forward-mode
+  pass (``copies_jacobian``), and by reverse over reverse mode (``point_jacobian``);
 - paired rows, ``loss(points [k, *space.shape], samples [k, ...]) -> [k]``: what
   automatic differentiation of the sum over a batch of replicated points needs;
 - one call per record, the fallback.
@@ -62,11 +62,18 @@ GRADIENT_KINDS = ("riemannian", "euclidean")
 _ONE_POINT, _PAIRED_ROWS, _POINT_COPIES = "one point", "paired rows", "point copies"
 # the complex step (``complex_step``) at the one point, and on copies of it
 _COMPLEX_STEP, _COMPLEX_COPIES = "complex step", "complex step on copies"
-COMPLEX_POINT_BACKENDS = ("autograd",)  # pytorch: forward mode on the copies
+# The complex step at the one point (d one-point calls): autograd only. On pytorch they
+# took 0.45-0.47 and 0.96-1.03 ms a step on SPD(2) (gradient sums, 1,000 and 10,992
+# records), 1.5 and 10-11 ms on SPD(4), against 0.34-0.37, 0.65-0.73, 0.49 and 2.3-2.7 ms
+# for forward mode on the copies.
+COMPLEX_POINT_BACKENDS = ("autograd",)
 # Largest prod(space.shape) with the complex step on copies: their arrays are d times the
-# batch's. On SPD(2) (d = 4) the copies took 0.15 and 0.98 ms a step (gradient sums, 1,000
-# and 10,992 records) against 0.21 and 1.02 ms for d one-point calls; on SPD(3) 0.31 and
+# batch's. Autograd: on SPD(2) (d = 4) the copies took 0.15 and 0.98 ms a step (1,000 and
+# 10,992 records) against 0.21 and 1.02 ms for d one-point calls; on SPD(3) 0.31 and
 # 3.7 ms against 0.42 and 2.6 ms, on SPD(4) 0.60 and 7.9 ms against 0.81 and 6.0 ms.
+# Pytorch, against forward mode on the copies: SPD(2) 0.31-0.32 and 0.61-0.65 ms against
+# 0.34-0.37 and 0.65-0.73 ms; SPD(3) 0.36-0.39 and 1.12-1.37 ms against 0.39-0.42 and
+# 1.18-1.22 ms; SPD(4) 0.47-0.48 and 2.4-2.8 ms against 0.49 and 2.3-2.7 ms.
 COMPLEX_COPIES_MAX_DIM = 4
 CHECK_STEP = 1e-5  # central differences that check the Jacobian at one point
 
@@ -79,8 +86,8 @@ class CallableLoss(AutodiffLoss):
     ``geomstats.backend``. Its gradient is, in order of preference, the closed form
     ``gradient(point, sample)`` if given, automatic differentiation on the autograd and
     pytorch backends (the Jacobian at the one point of a batch, for matrix points of at
-    most ``MAX_DIM`` entries: ``copies_jacobian`` on pytorch, the complex step on
-    autograd where it checks out on the dummy records (``_jacobian_route``), else
+    most ``MAX_DIM`` entries: the complex step where it checks out on the dummy
+    records (``_jacobian_route``), else ``copies_jacobian`` on pytorch, else
     ``point_jacobian``; else the gradient of the sum over the batch of replicated
     points), or forward finite differences (numpy; prod(space.shape) + 1 evaluations on
     the batch per step, with a warning).
@@ -191,9 +198,9 @@ class CallableLoss(AutodiffLoss):
         """The complex-step Jacobian (``complex_step_jacobian``), NaN for the records of
         non-finite (real) value, where the complex extension is no derivative (log of a
         negative number). A batched call that raises propagates (records one by one:
-        ``_by_record_on_failure``); the complex calls show no floating-point or
-        ComplexWarning of their own (the real call, as on every route, shows its
-        warnings)."""
+        ``_by_record_on_failure``); the complex calls show no floating-point warning nor
+        one of a cast to real (``complex_warnings_silenced``; the real call, as on every
+        route, shows its warnings)."""
         values = self.values(point, data)
         with complex_warnings_silenced():
             grads = complex_step_jacobian(lambda at: self._on_points(at, data), point,
@@ -307,13 +314,17 @@ class CallableLoss(AutodiffLoss):
         ``MAX_DIM`` entries, a callable that broadcasts at one point (and, for the
         copies, copies of it) and whose Jacobian there gives its derivative: along a
         tangent vector for ``point_jacobian`` and ``copies_jacobian`` (pytorch;
-        ``_jacobian_matches``), or, for the complex step (autograd), that of
-        ``point_jacobian`` to 1e-9 (``_complex_step_checks``). The Jacobian at one point
-        pays when the loss does work on the point alone that replicated points repeat
-        for every record (an inverse, a determinant: 1.7-3.5x faster on SPD(2) to
+        ``_jacobian_matches``), or, for the complex step, that of an exact route to 1e-9
+        (``_complex_step_checks``), tried first: on copies for d <=
+        ``COMPLEX_COPIES_MAX_DIM``, else at the point on ``COMPLEX_POINT_BACKENDS``. The
+        rule depends on the backend and public shapes only, never on the batch size (a
+        private quantity under Poisson sampling). The Jacobian at one point pays when
+        the loss does work on the point alone that replicated points repeat for every
+        record (an inverse, a determinant: 1.7-3.5x faster on SPD(2) to
         SPD(4) with the Gaussian likelihood, 10,992 records); on vectors (S^2 to S^15, a
         logistic loss, no such work) its d reverse passes cost 2-13x more. The complex
-        step makes the same d columns plain numpy calls, without autograd's tracing.
+        step makes the same d columns plain numpy calls, without autograd's tracing, and
+        plain complex tensor calls on pytorch, without forward mode's dual tensors.
         """
 
         def decide(point):

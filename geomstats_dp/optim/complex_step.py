@@ -9,16 +9,19 @@ h = ``STEP`` = 1e-30 the result is J v to rounding. The d = prod(shape) columns 
 Jacobian J [k, d] of the values at one point cost d complex evaluations of the loss on
 the batch, or one on d copies of the point for a loss that broadcasts them; on the
 autograd backend these are plain numpy calls, without the tracing that reverse over
-reverse mode (``point_jacobian``) pays on every pass.
+reverse mode (``point_jacobian``) pays on every pass, and on pytorch plain complex128
+tensor calls (a float64 point plus the imaginary steps), without the dual tensors of
+forward mode (``copies_jacobian``).
 
 Where the code is not analytic (``abs``, ``conj``, real parts and casts to real, ``eigh``
 and the SPD maps built on it, which assume a Hermitian matrix) the imaginary part is not
 J v. ``complex_step_matches`` therefore accepts the complex step only if it runs without
-an exception or a warning (numpy's "casting complex values discards the imaginary part"
-included), returns complex values, and gives a reference Jacobian to ``CHECK_RTOL``.
-It sees only the branches that its inputs take: numpy orders complex numbers by their
-real parts first, so that ``where``, comparisons and ``maximum`` branch as on the real
-point, but code that is non-analytic only on a branch other inputs take is not caught.
+an exception or a warning (numpy's and pytorch's "casting complex values discards the
+imaginary part" included), returns complex values, and gives a reference Jacobian to
+``CHECK_RTOL``. It sees only the branches that its inputs take: numpy orders complex
+numbers by their real parts first, so that ``where``, comparisons and ``maximum`` branch
+as on the real point (pytorch raises on them, and the check fails), but code that is
+non-analytic only on a branch other inputs take is not caught.
 """
 
 import contextlib
