@@ -14,10 +14,10 @@ records, ``optim.shared_decisions``) and first-use costs of the backend.
 - ``callable_gradient``: ``PrivateERM(space, loss, gradient=...)``, a callable written
   with ``geomstats.backend`` that broadcasts over rows, and its closed-form gradient;
 - ``callable_derived``: the same callable without a gradient: the Jacobian at the one
-  point of the batch, by forward mode on d copies of the point (pytorch) or the complex
-  step on them (autograd, ``optim.complex_step``), or by forward finite differences of
-  one-point batched calls (numpy), all clipped and summed through the conversion's
-  matrix at the point (``optim.euclidean_sums``);
+  point of the batch, by the complex step on d copies of the point (autograd and
+  pytorch, ``optim.complex_step``), or by forward finite differences of one-point
+  batched calls (numpy), all clipped and summed through the conversion's matrix at the
+  point (``optim.euclidean_sums``);
 - ``autodiff_loss``: an ``AutodiffLoss`` of the same function on paired rows (autodiff
   of the sum over a batch of replicated points; finite differences on numpy), the route
   ``callable_derived`` took before the Jacobian at one point;

@@ -8,12 +8,12 @@ single records, and uses the cheapest:
 
 - one point and a batch of records, ``loss(point, samples [k, ...]) -> [k]``: values,
   closed-form gradients, finite differences and, for small matrix points, the Jacobian
-  at the point (``point_jacobian``; all rows share the point), on pytorch taken from d
-  copies of the point in one forward-mode pass where the loss also broadcasts those,
-  ``loss(copies [d, 1, *space.shape], samples [k, ...]) -> [d, k]`` (``copies_jacobian``),
-  on autograd by the complex step (on the copies for d <= ``COMPLEX_COPIES_MAX_DIM``,
-  else at the one point) where it gives the exact Jacobian on the dummy records
-  (``complex_step``);
+  at the point (all rows share the point): by the complex step (``complex_step``) where
+  it gives the exact Jacobian on the dummy records, on d copies of the point for
+  d <= ``COMPLEX_COPIES_MAX_DIM`` where the loss also broadcasts those,
+  ``loss(copies [d, 1, *space.shape], samples [k, ...]) -> [d, k]``, else (autograd
+  only) at the one point; otherwise on pytorch from the d copies in one forward-mode
+  pass (``copies_jacobian``), and by reverse over reverse mode (``point_jacobian``);
 - paired rows, ``loss(points [k, *space.shape], samples [k, ...]) -> [k]``: what
   automatic differentiation of the sum over a batch of replicated points needs;
 - one call per record, the fallback.
@@ -35,7 +35,11 @@ import numpy as np
 
 from geomstats_dp._backend import as_numpy, to_backend
 from geomstats_dp._validation import check_positive_finite
-from geomstats_dp.optim.complex_step import complex_step_jacobian, complex_step_matches
+from geomstats_dp.optim.complex_step import (
+    complex_step_jacobian,
+    complex_step_matches,
+    complex_warnings_silenced,
+)
 from geomstats_dp.optim.dummy import DUMMY_SEED, dummy_points, dummy_records, row_shapes
 from geomstats_dp.optim.euclidean_sums import MAX_DIM
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
@@ -58,11 +62,18 @@ GRADIENT_KINDS = ("riemannian", "euclidean")
 _ONE_POINT, _PAIRED_ROWS, _POINT_COPIES = "one point", "paired rows", "point copies"
 # the complex step (``complex_step``) at the one point, and on copies of it
 _COMPLEX_STEP, _COMPLEX_COPIES = "complex step", "complex step on copies"
-COMPLEX_STEP_BACKENDS = ("autograd",)  # pytorch: forward mode on the copies
+# The complex step at the one point (d one-point calls): autograd only. On pytorch they
+# took 0.45-0.47 and 0.96-1.03 ms a step on SPD(2) (gradient sums, 1,000 and 10,992
+# records), 1.5 and 10-11 ms on SPD(4), against 0.34-0.37, 0.65-0.73, 0.49 and 2.3-2.7 ms
+# for forward mode on the copies.
+COMPLEX_POINT_BACKENDS = ("autograd",)
 # Largest prod(space.shape) with the complex step on copies: their arrays are d times the
-# batch's. On SPD(2) (d = 4) the copies took 0.15 and 0.98 ms a step (gradient sums, 1,000
-# and 10,992 records) against 0.21 and 1.02 ms for d one-point calls; on SPD(3) 0.31 and
+# batch's. Autograd: on SPD(2) (d = 4) the copies took 0.15 and 0.98 ms a step (1,000 and
+# 10,992 records) against 0.21 and 1.02 ms for d one-point calls; on SPD(3) 0.31 and
 # 3.7 ms against 0.42 and 2.6 ms, on SPD(4) 0.60 and 7.9 ms against 0.81 and 6.0 ms.
+# Pytorch, against forward mode on the copies: SPD(2) 0.31-0.32 and 0.61-0.65 ms against
+# 0.34-0.37 and 0.65-0.73 ms; SPD(3) 0.36-0.39 and 1.12-1.37 ms against 0.39-0.42 and
+# 1.18-1.22 ms; SPD(4) 0.47-0.48 and 2.4-2.8 ms against 0.49 and 2.3-2.7 ms.
 COMPLEX_COPIES_MAX_DIM = 4
 CHECK_STEP = 1e-5  # central differences that check the Jacobian at one point
 
@@ -75,8 +86,8 @@ class CallableLoss(AutodiffLoss):
     ``geomstats.backend``. Its gradient is, in order of preference, the closed form
     ``gradient(point, sample)`` if given, automatic differentiation on the autograd and
     pytorch backends (the Jacobian at the one point of a batch, for matrix points of at
-    most ``MAX_DIM`` entries: ``copies_jacobian`` on pytorch, the complex step on
-    autograd where it checks out on the dummy records (``_jacobian_route``), else
+    most ``MAX_DIM`` entries: the complex step where it checks out on the dummy
+    records (``_jacobian_route``), else ``copies_jacobian`` on pytorch, else
     ``point_jacobian``; else the gradient of the sum over the batch of replicated
     points), or forward finite differences (numpy; prod(space.shape) + 1 evaluations on
     the batch per step, with a warning).
@@ -187,16 +198,15 @@ class CallableLoss(AutodiffLoss):
         """The complex-step Jacobian (``complex_step_jacobian``), NaN for the records of
         non-finite (real) value, where the complex extension is no derivative (log of a
         negative number). A batched call that raises propagates (records one by one:
-        ``_by_record_on_failure``); the complex calls show no floating-point or
-        ComplexWarning of their own (the real call, as on every route, shows its
-        warnings)."""
+        ``_by_record_on_failure``); the complex calls show no floating-point warning nor
+        one of a cast to real (``complex_warnings_silenced``; the real call, as on every
+        route, shows its warnings)."""
         values = self.values(point, data)
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning)
+        with complex_warnings_silenced():
             grads = complex_step_jacobian(lambda at: self._on_points(at, data), point,
                                           copies=route == _COMPLEX_COPIES)
-        finite = gs.reshape(gs.abs(values) < math.inf, (-1,) + (1,) * gs.ndim(point))
-        return gs.where(finite, grads, gs.ones_like(grads) * math.nan)
+        # 0 times a value is 0 where it is finite, NaN where it is NaN or infinite
+        return grads + gs.reshape(0.0 * values, (-1,) + (1,) * gs.ndim(point))
 
     def _loss_rows(self, points, samples):
         """The callable on paired rows (what autodiff differentiates): [k] losses."""
@@ -304,13 +314,17 @@ class CallableLoss(AutodiffLoss):
         ``MAX_DIM`` entries, a callable that broadcasts at one point (and, for the
         copies, copies of it) and whose Jacobian there gives its derivative: along a
         tangent vector for ``point_jacobian`` and ``copies_jacobian`` (pytorch;
-        ``_jacobian_matches``), or, for the complex step (autograd), that of
-        ``point_jacobian`` to 1e-9 (``_complex_step_checks``). The Jacobian at one point
-        pays when the loss does work on the point alone that replicated points repeat
-        for every record (an inverse, a determinant: 1.7-3.5x faster on SPD(2) to
+        ``_jacobian_matches``), or, for the complex step, that of an exact route to 1e-9
+        (``_complex_step_checks``), tried first: on copies for d <=
+        ``COMPLEX_COPIES_MAX_DIM``, else at the point on ``COMPLEX_POINT_BACKENDS``. The
+        rule depends on the backend and public shapes only, never on the batch size (a
+        private quantity under Poisson sampling). The Jacobian at one point pays when
+        the loss does work on the point alone that replicated points repeat for every
+        record (an inverse, a determinant: 1.7-3.5x faster on SPD(2) to
         SPD(4) with the Gaussian likelihood, 10,992 records); on vectors (S^2 to S^15, a
         logistic loss, no such work) its d reverse passes cost 2-13x more. The complex
-        step makes the same d columns plain numpy calls, without autograd's tracing.
+        step makes the same d columns plain numpy calls, without autograd's tracing, and
+        plain complex tensor calls on pytorch, without forward mode's dual tensors.
         """
 
         def decide(point):
@@ -319,15 +333,16 @@ class CallableLoss(AutodiffLoss):
                     or not self._agrees(_ONE_POINT, self.sample_function, point, data, ())):
                 return None
             name = backend_name()
-            if (name in FORWARD_MODE_BACKENDS and self._copies_agree(point, data)
+            small = math.prod(shape) <= COMPLEX_COPIES_MAX_DIM
+            copies = ((small or name in FORWARD_MODE_BACKENDS)
+                      and self._copies_agree(point, data))
+            route = _COMPLEX_COPIES if copies and small else _COMPLEX_STEP
+            if ((route == _COMPLEX_COPIES or name in COMPLEX_POINT_BACKENDS)
+                    and self._complex_step_checks(route, point, data)):
+                return route
+            if (name in FORWARD_MODE_BACKENDS and copies
                     and self._jacobian_matches(_POINT_COPIES, point, data)):
                 return _POINT_COPIES
-            if name in COMPLEX_STEP_BACKENDS:
-                copies = (math.prod(shape) <= COMPLEX_COPIES_MAX_DIM
-                          and self._copies_agree(point, data))
-                route = _COMPLEX_COPIES if copies else _COMPLEX_STEP
-                if self._complex_step_checks(route, point, data):
-                    return route
             return _ONE_POINT if self._jacobian_matches(_ONE_POINT, point, data) else None
 
         return self._decided(("jacobian", row_shapes(data)), point, decide)
@@ -355,23 +370,28 @@ class CallableLoss(AutodiffLoss):
                                 atol=1e-6 * np.nanmax(np.abs(differences))))
 
     def _complex_step_checks(self, route, point, data):
-        """Whether the complex step by ``route`` gives the Jacobian of ``point_jacobian``
-        on dummy records shaped like ``data``, at ``point`` and at the dummy points
-        (``complex_step_matches``: complex values, no exception or warning, to 1e-9).
+        """Whether the complex step by ``route`` gives the exact Jacobian on dummy records
+        shaped like ``data``, at ``point`` and at the dummy points (``complex_step_matches``:
+        complex values, no exception or warning, to 1e-9). The reference is forward mode
+        on the copies on pytorch (``copies_jacobian``), else ``point_jacobian``: both
+        exact, the first without the imports of torch's batched reverse passes.
 
         A loss that is complex-analytic at these points but not on the branches that
         data take (``where`` or a Python ``if`` on values choosing ``abs`` or a cast to
         real) is not caught: its gradients there are then wrong, but still clipped, so
         the privacy guarantee holds and only the fit suffers.
         """
+        copies = route == _COMPLEX_COPIES
+        reference = (_POINT_COPIES if copies and backend_name() in FORWARD_MODE_BACKENDS
+                     else _ONE_POINT)
         dummy = dummy_records(self.space, data, point)
         for at in [point, *dummy_points(self.space, point)]:
             try:
-                exact = as_numpy(point_jacobian(lambda x: self.values(x, dummy), at))
+                exact = as_numpy(self._jacobian(reference, at, dummy))
             except Exception:  # noqa: BLE001 - no reference: not the complex step
                 return False
             if not complex_step_matches(lambda x: self._on_points(x, dummy), at, exact,
-                                        copies=route == _COMPLEX_COPIES):
+                                        copies=copies):
                 return False
         return True
 

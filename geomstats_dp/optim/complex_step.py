@@ -9,18 +9,22 @@ h = ``STEP`` = 1e-30 the result is J v to rounding. The d = prod(shape) columns 
 Jacobian J [k, d] of the values at one point cost d complex evaluations of the loss on
 the batch, or one on d copies of the point for a loss that broadcasts them; on the
 autograd backend these are plain numpy calls, without the tracing that reverse over
-reverse mode (``point_jacobian``) pays on every pass.
+reverse mode (``point_jacobian``) pays on every pass, and on pytorch plain complex128
+tensor calls (a float64 point plus the imaginary steps), without the dual tensors of
+forward mode (``copies_jacobian``).
 
 Where the code is not analytic (``abs``, ``conj``, real parts and casts to real, ``eigh``
 and the SPD maps built on it, which assume a Hermitian matrix) the imaginary part is not
 J v. ``complex_step_matches`` therefore accepts the complex step only if it runs without
-an exception or a warning (numpy's "casting complex values discards the imaginary part"
-included), returns complex values, and gives a reference Jacobian to ``CHECK_RTOL``.
-It sees only the branches that its inputs take: numpy orders complex numbers by their
-real parts first, so that ``where``, comparisons and ``maximum`` branch as on the real
-point, but code that is non-analytic only on a branch other inputs take is not caught.
+an exception or a warning (numpy's and pytorch's "casting complex values discards the
+imaginary part" included), returns complex values, and gives a reference Jacobian to
+``CHECK_RTOL``. It sees only the branches that its inputs take: numpy orders complex
+numbers by their real parts first, so that ``where``, comparisons and ``maximum`` branch
+as on the real point (pytorch raises on them, and the check fails), but code that is
+non-analytic only on a branch other inputs take is not caught.
 """
 
+import contextlib
 import math
 import warnings
 
@@ -29,6 +33,8 @@ import numpy as np
 
 STEP = 1e-30  # the imaginary step h
 CHECK_RTOL = 1e-9  # agreement with the reference Jacobian that admits the complex step
+# pytorch's counterpart of numpy's ComplexWarning
+TORCH_CAST_WARNING = "Casting complex values to real discards the imaginary part"
 
 
 def complex_step_jacobian(evaluate, point, copies=False):
@@ -97,3 +103,14 @@ def complex_step_matches(evaluate, point, reference, copies=False):
     return derived.shape == reference.shape and bool(np.allclose(
         derived, reference, rtol=CHECK_RTOL, equal_nan=True,
         atol=CHECK_RTOL * np.abs(reference[finite]).max()))
+
+
+@contextlib.contextmanager
+def complex_warnings_silenced():
+    """Hide what complex calls on data warn of, and only that: a cast to real discarding
+    the imaginary part (numpy's ComplexWarning, pytorch's UserWarning) and numpy's
+    floating-point warnings."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning)
+        warnings.filterwarnings("ignore", TORCH_CAST_WARNING)
+        yield

@@ -1,8 +1,8 @@
 """The complex step (``optim.complex_step``): exact per-sample gradients of analytic code,
-its refusal of non-analytic code, and the route ``CallableLoss`` takes with it on
-autograd. References: the closed-form gradients of the Gaussian negative log-likelihood
-tr(P^-1 X) + log det P (Euclidean -P^-1 X P^-1 + P^-1, affine-invariant Riemannian
-P - X) and a ``PerSampleLoss`` subclass with the closed form."""
+its refusal of non-analytic code, and the routes ``CallableLoss`` takes with it on
+autograd and pytorch. References: the closed-form gradients of the Gaussian negative
+log-likelihood tr(P^-1 X) + log det P (Euclidean -P^-1 X P^-1 + P^-1, affine-invariant
+Riemannian P - X) and a ``PerSampleLoss`` subclass with the closed form."""
 
 import warnings
 
@@ -19,8 +19,9 @@ from tests.conftest import BACKEND, shifted
 from tests.optim.test_callable_loss_batches import spd_trace_loss
 
 N_RECORDS, BROKEN = 40, 7
-AUTOGRAD = BACKEND == "autograd"
+AUTODIFF = BACKEND in ("autograd", "pytorch")
 JACOBIAN_KEY = ("jacobian", (2, 2))  # the route's decision for records of SPD(2)
+ON_COPIES = "complex step on copies"  # the route of the Gaussian likelihood on SPD(2)
 
 
 def _spd_data(n_records=N_RECORDS, seed=0, dim=2):
@@ -59,12 +60,27 @@ def _one_point_only(point, sample):
     return spd_trace_loss(point, sample)
 
 
+@pytest.fixture(autouse=True)
+def _torch_warns_every_time():
+    """pytorch warns of a complex-to-real cast once a process: here, every time, so that
+    a test that no warning is shown sees the ones a complex call raises."""
+    if BACKEND != "pytorch":
+        yield
+        return
+    import torch
+
+    torch.set_warn_always(True)
+    yield
+    torch.set_warn_always(False)
+
+
 @pytest.mark.parametrize("copies", [False, True])
 def test_complex_step_gives_the_closed_form_gradients(copies):
     _, point, data = _spd_data()
-    derived = complex_step_jacobian(lambda at: spd_trace_loss(at, to_backend(data)),
-                                    to_backend(point), copies=copies)
-    np.testing.assert_allclose(to_numpy(derived), _euclidean_gradients(point, data),
+    derived = to_numpy(complex_step_jacobian(
+        lambda at: spd_trace_loss(at, to_backend(data)), to_backend(point), copies=copies))
+    assert derived.dtype == np.float64  # complex128 calls on float64 points, real parts
+    np.testing.assert_allclose(derived, _euclidean_gradients(point, data),
                                rtol=1e-12, atol=1e-12)
 
 
@@ -99,22 +115,32 @@ def _riemannian_gradients(function, point, data):
     return gradients, loss._decisions(to_backend(point))[("jacobian", point.shape)]
 
 
-@pytest.mark.skipif(not AUTOGRAD, reason="the complex step is autograd's route")
-@pytest.mark.parametrize("function, dim, route", [
-    (spd_trace_loss, 2, "complex step on copies"), (spd_trace_loss, 3, "complex step"),
-    (_one_point_only, 2, "complex step"), (_with_abs, 2, "one point"),
-    (_with_real_cast, 2, "one point")])
+# The Jacobian route per backend: the complex step on copies where the loss broadcasts
+# them and the points have at most 4 entries; otherwise at the point on autograd and
+# forward mode on the copies on pytorch; non-analytic code falls back to forward mode on
+# the copies (pytorch) or reverse over reverse mode (autograd, "one point").
+ROUTES = {
+    "autograd": [(spd_trace_loss, 2, ON_COPIES), (spd_trace_loss, 3, "complex step"),
+                 (_one_point_only, 2, "complex step"), (_with_abs, 2, "one point"),
+                 (_with_real_cast, 2, "one point")],
+    "pytorch": [(spd_trace_loss, 2, ON_COPIES), (spd_trace_loss, 3, "point copies"),
+                (_one_point_only, 2, "one point"), (_with_abs, 2, "point copies"),
+                (_with_real_cast, 2, "point copies")],
+}
+
+
+@pytest.mark.skipif(not AUTODIFF, reason="derived by finite differences on numpy")
+@pytest.mark.parametrize("function, dim, route", ROUTES.get(BACKEND, []))
 def test_route_and_gradients(function, dim, route):
-    """Analytic code takes the complex step (on copies where it broadcasts them and the
-    points have at most 4 entries); abs and a real cast fall back to reverse over
-    reverse mode; all give P - X."""
+    """Each loss takes its backend's route (``ROUTES``) without a warning, and every
+    route gives P - X."""
     _, point, data = _spd_data(dim=dim)
     gradients, taken = _riemannian_gradients(function, point, data)
     assert taken == route
     np.testing.assert_allclose(gradients, point[None] - data, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.skipif(not AUTOGRAD, reason="the complex step is autograd's route")
+@pytest.mark.skipif(not AUTODIFF, reason="derived by finite differences on numpy")
 @pytest.mark.parametrize("failure", ["raises", "negative log"])
 def test_a_failing_record_has_a_nan_gradient_and_no_contribution(failure):
     """A record whose call raises, or whose real value is NaN (the log of a negative
@@ -136,8 +162,7 @@ def test_a_failing_record_has_a_nan_gradient_and_no_contribution(failure):
         norms, weighted_sum = callable_loss.gradient_sums(to_backend(point))(
             to_backend(data))
         total = to_numpy(weighted_sum(to_backend(coefficients)))
-    assert callable_loss._decisions(to_backend(point))[JACOBIAN_KEY] == (
-        "complex step on copies")
+    assert callable_loss._decisions(to_backend(point))[JACOBIAN_KEY] == ON_COPIES
     norms = to_numpy(norms)
     assert np.isnan(norms[BROKEN])
     kept = np.arange(N_RECORDS) != BROKEN
@@ -168,8 +193,8 @@ def _fit(loss, data, epsilon, seed):
 @pytest.mark.parametrize("epsilon", [1.0, 1e4])
 def test_fit_agrees_with_the_subclass(epsilon):
     """The same seed, the same release as the closed-form subclass (derived gradients:
-    the complex step on autograd, to rounding; forward differences on numpy); at large
-    epsilon, the mean of the covariances (the minimiser) is recovered."""
+    the complex step on autograd and pytorch, to rounding; forward differences on numpy);
+    at large epsilon, the mean of the covariances (the minimiser) is recovered."""
     _, _, data = _spd_data(n_records=2000, seed=shifted(3))
     derived = _fit(spd_trace_loss, data, epsilon, seed=shifted(4))
     subclass = _fit(GaussianLikelihood(SPDMatrices(2)), data, epsilon, seed=shifted(4))
@@ -179,7 +204,7 @@ def test_fit_agrees_with_the_subclass(epsilon):
         np.testing.assert_allclose(derived, data.mean(axis=0), atol=0.05)
 
 
-@pytest.mark.skipif(not AUTOGRAD, reason="the complex step is autograd's route")
+@pytest.mark.skipif(not AUTODIFF, reason="derived by finite differences on numpy")
 def test_shared_decision_gives_the_release_of_a_fresh_one():
     _, _, data = _spd_data(n_records=200, seed=5)
 
@@ -190,11 +215,11 @@ def test_shared_decision_gives_the_release_of_a_fresh_one():
     routes = [decisions.get(JACOBIAN_KEY) for key, decisions
               in shared_decisions.SHARED_DECISIONS.items() if loss in key]
     shared = _fit(loss, data, 1.0, seed=6)
-    assert routes == ["complex step on copies"]
+    assert routes == [ON_COPIES]
     np.testing.assert_array_equal(shared, fresh)
 
 
-@pytest.mark.skipif(not AUTOGRAD, reason="the complex step is autograd's route")
+@pytest.mark.skipif(not AUTODIFF, reason="derived by finite differences on numpy")
 def test_a_cast_on_a_branch_only_data_take_shows_no_warning():
     """The check sees the dummy records' branch only: a batch with a record past 50
     takes a branch with a cast to real, whose ComplexWarning is not shown (what data
@@ -211,7 +236,6 @@ def test_a_cast_on_a_branch_only_data_take_shows_no_warning():
         warnings.simplefilter("always")
         callable_loss = CallableLoss(space, loss)
         norms, _ = callable_loss.gradient_sums(to_backend(point))(to_backend(data))
-    assert callable_loss._decisions(to_backend(point))[JACOBIAN_KEY] == (
-        "complex step on copies")
+    assert callable_loss._decisions(to_backend(point))[JACOBIAN_KEY] == ON_COPIES
     assert shown == []
     assert np.all(np.isfinite(to_numpy(norms)))

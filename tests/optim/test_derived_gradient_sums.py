@@ -164,13 +164,10 @@ def _one_point_only(point, sample):
     return spd_trace_loss(point, sample)
 
 
-# copies: pytorch's forward mode, or autograd's complex step beside the real values
-COPIES_NDIMS = {"pytorch": {4}, "autograd": {2, 4}}.get(BACKEND)
-
-
 @pytest.mark.skipif(not AUTODIFF, reason="the Jacobian needs automatic differentiation")
 @pytest.mark.parametrize("function, ndims", [
-    (spd_trace_loss, COPIES_NDIMS), (_one_point_only, {2}),
+    (spd_trace_loss, {2, 4}),  # the complex step on copies beside the real values
+    (_one_point_only, {2}),
     (_one_point_without_derivative, {3})])
 def test_jacobian_at_one_point_is_used_where_it_agrees(function, ndims):
     """The points the callable gets on data: copies [d, 1, 2, 2], one point [2, 2], or
