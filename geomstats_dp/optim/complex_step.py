@@ -31,6 +31,8 @@ import warnings
 import geomstats.backend as gs
 import numpy as np
 
+from geomstats_dp._backend import as_numpy
+
 STEP = 1e-30  # the imaginary step h
 CHECK_RTOL = 1e-9  # agreement with the reference Jacobian that admits the complex step
 # pytorch's counterpart of numpy's ComplexWarning
@@ -99,7 +101,7 @@ def complex_step_matches(evaluate, point, reference, copies=False):
             derived = complex_step_jacobian(complex_values, point, copies)
     except Exception:  # noqa: BLE001 - not complex-analytic: another route is used
         return False
-    derived = np.asarray(gs.to_numpy(derived))
+    derived = as_numpy(derived)
     return derived.shape == reference.shape and bool(np.allclose(
         derived, reference, rtol=CHECK_RTOL, equal_nan=True,
         atol=CHECK_RTOL * np.abs(reference[finite]).max()))

@@ -7,11 +7,11 @@ Gaussian-DP parameter mu^2 = 1 / z^2 of the whole budget split into shares):
 
 1. the base point b, unless a public one is given: the one-shot clipped tangent mean at
    the canonical point b0, Exp_b0(clip_D(mean_i clip_D(Log_b0 y_i) + N_b0(0, sigma_0^2))),
-   sensitivity 2D / n, share ``BASE_SHARE`` of mu^2. The outer clip is post-processing:
-   the noisy mean is pulled into the ball of radius D that holds the mean, which never
-   moves it farther from the mean (a projection onto a convex set holding it) and keeps
-   b within D of b0 (at a small epsilon the noise alone could put b numerically off
-   the space, 10^8 from b0 on the hyperboloid);
+   sensitivity 2D / n, share ``BASE_SHARE`` of mu^2. The outer clip is post-processing
+   (``optim.step_cap``): the noisy mean is pulled into the ball of radius D that holds
+   the mean, which never moves it farther from the mean (a projection onto a convex set
+   holding it) and keeps b within D of b0 (at a small epsilon the noise alone could put
+   b numerically off the space, 10^8 from b0 on the hyperboloid);
 2. v_i = Log_b(y_i), clipped to D in the metric at b (a non-finite v_i counts as zero),
    released as v_i + N_b(0, sigma^2), one tangent Gaussian draw per target: replacing y_j
    changes only v_j, by at most 2D in the metric at b (a fixed inner product), so the
@@ -28,6 +28,7 @@ from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.optim import canonical_point, clip_tangent_vectors
+from geomstats_dp.optim.step_cap import cap_norm
 from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
 
 BASE_SHARE = 0.1  # share of mu^2 spent on a private base point
@@ -84,8 +85,7 @@ class TangentLabelRelease(ReleaseMechanism):
             mean = gs.mean(self._clipped_logs(targets, base_point), axis=0)
             noise = self.sampler.sample(base_point, sigma=self.base_sigma, random_state=rng)
             metric = self.estimator.space.metric
-            step = clip_tangent_vectors(metric, gs.expand_dims(mean + noise, 0), base_point,
-                                        self.clip_norm)[0]
+            step = cap_norm(metric, mean + noise, base_point, self.clip_norm)
             base_point = metric.exp(step, base_point)
         clipped = self._clipped_logs(targets, base_point)
         noise = self.sampler.sample(base_point, n_samples=len(targets), sigma=self.sigma,
