@@ -106,14 +106,34 @@ class AffineLogSums:
             ``weighted_sum(coefficients [k]) -> sum_i c_i (-Log_P(X_i))``, shape=[n, n],
             the terms with a non-finite norm counted as zero.
         """
-        k, n = data.shape[0], data.shape[-1]
-        if n == 2:
+        if data.shape[-1] == 2:
             return self._closed_form_2x2(data)
+        return self.from_eigen(*gs.linalg.eigh(self.whiten(data)))
+
+    def whiten(self, data):
+        """W_i = F^-1 X_i F^-T for each sample, shape=[k, n, n] (a transposed view).
+
+        Parameters
+        ----------
+        data : array-like, shape=[k, n, n]
+            Symmetric.
+        """
+        k, n = data.shape[0], data.shape[-1]
         # the stacked rows [k n, n] transposed are [X_1 | ... | X_k] (X_i symmetric): two
         # products, F^-1 [X_1 | ... | X_k] then each block times F^-T, and no copy
         left = self.whitening.T @ data.reshape((k * n, n)).T  # [n, k n]
-        whitened = (left.reshape((n * k, n)) @ self.whitening).reshape((n, k, n))
-        eigvals, eigvecs = gs.linalg.eigh(whitened.swapaxes(0, 1))
+        return (left.reshape((n * k, n)) @ self.whitening).reshape((n, k, n)).swapaxes(0, 1)
+
+    def from_eigen(self, eigvals, eigvecs):
+        """``__call__``'s norms and weighted sum from W_i = U_i diag(l_i) U_i^T.
+
+        Parameters
+        ----------
+        eigvals : array-like, shape=[k, n]
+        eigvecs : array-like, shape=[k, n, n]
+            Orthogonal, the eigenvectors as columns.
+        """
+        k, n = eigvals.shape
         logs = gs.log(eigvals)
         norms = gs.sqrt((logs * logs).sum(-1))
         if self.norm_factor != 1.0:

@@ -195,15 +195,17 @@ class SquaredDistanceLoss(PerSampleLoss):
         return -self.space.metric.log(data, point)
 
     def gradient_sums(self, point):
-        """As ``PerSampleLoss.gradient_sums``; on SPD with the affine-invariant metric
-        (possibly scaled) one ``eigh`` per sample gives the norms and the sums
-        (``AffineLogSums``), unless a subclass overrides ``gradients``."""
-        metric, scale = unwrap_metric(self.space.metric)
-        if type(metric) is SPDAffineMetric and (
-            type(self).gradients is SquaredDistanceLoss.gradients
-        ):
-            return AffineLogSums(point, scale)
+        """As ``PerSampleLoss.gradient_sums``; with ``affine_logs`` one ``eigh`` per
+        sample gives the norms and the sums (``AffineLogSums``)."""
+        if self.affine_logs():
+            return AffineLogSums(point, unwrap_metric(self.space.metric)[1])
         return super().gradient_sums(point)
+
+    def affine_logs(self):
+        """Whether ``gradient_sums`` is ``AffineLogSums``: on SPD with the affine-invariant
+        metric (possibly scaled), unless a subclass overrides ``gradients``."""
+        return (type(unwrap_metric(self.space.metric)[0]) is SPDAffineMetric
+                and type(self).gradients is SquaredDistanceLoss.gradients)
 
 
 class AutodiffLoss(PerSampleLoss):

@@ -10,6 +10,7 @@ from geomstats_dp._dask import DaskClippedSums, is_dask_array
 from geomstats_dp._dask import gradient_norms as dask_gradient_norms
 from geomstats_dp.optim.clipping import clip_factors
 from geomstats_dp.optim.streams import split_streams as split
+from geomstats_dp.optim.warm_logs import record_bases_for
 
 # Per-sample gradients are computed CHUNK_BYTES of data at a time, at least MIN_CHUNK_ROWS
 # rows: the gradient of a loss holds several arrays the size of its chunk (logarithms,
@@ -59,6 +60,12 @@ class GradientOracle:
         Per-sample gradients computed so far.
     n_noise_draws : int
         Calls made to the noise sampler so far.
+
+    Notes
+    -----
+    The full-batch queries of numpy data of ``warm_logs.MIN_ROWS_TO_LOAD`` records or more
+    start each record's eigendecomposition (SPD, affine-invariant metric) from the one at
+    the previous point (``warm_logs.RecordBases``): the same sums to rounding, cheaper.
     """
 
     def __init__(self, loss, data, weights, noise_sampler, rng, split_streams=False):
@@ -73,6 +80,7 @@ class GradientOracle:
         self.n_noise_draws = 0
         self._noise_draws = {}  # sigma -> draw(base_point)
         self._dask_sums = DaskClippedSums(loss, data, weights) if is_dask_array(data) else None
+        self._record_bases = record_bases_for(loss, data)
 
     def clipped_sum(self, point, clip_norm, indices=None, scale=1.0):
         """sum_i scale * w_i * clip_C(grad f(point; z_i)) over ``indices`` (all if None).
@@ -92,12 +100,14 @@ class GradientOracle:
             self.n_gradient_evaluations += (
                 self.n_samples if indices is None else len(indices))
             return self._dask_sums(point, clip_norm, indices, scale)
-        data, weights = self.data, self.weights
-        if indices is not None:
-            data, weights = data[indices], weights[indices]
-        self.n_gradient_evaluations += int(data.shape[0])
+        if indices is None:
+            self.n_gradient_evaluations += self.n_samples
+            return clipped_sum_in_chunks(self._all_rows_sums(point), self.data, self.weights,
+                                         clip_norm, scale)
+        self.n_gradient_evaluations += len(indices)
         sums = self.loss.gradient_sums(point)  # the point's own work, once per query
-        return clipped_sum_in_chunks(sums, data, weights, clip_norm, scale)
+        return clipped_sum_in_chunks(sums, self.data[indices], self.weights[indices],
+                                     clip_norm, scale)
 
     def norms_then_clipped_sum(self, point, choose_clip):
         """The norms of every record's gradient at ``point``, then the clipped sum at a
@@ -120,13 +130,23 @@ class GradientOracle:
         tangent_vec : array-like, shape=[*space.shape]
             sum_i w_i clip_C(grad f(point; z_i)), as ``clipped_sum(point, C)``.
         """
-        if self._dask_sums is not None or data_bytes(self.data) > HELD_BYTES:
+        if self._dask_sums is not None:
             clip_norm = choose_clip(gradient_norms(self.loss, self.data, point))
             return clip_norm, self.clipped_sum(point, clip_norm)
-        parts = list(chunk_parts(self.loss.gradient_sums(point), self.data))
+        parts = chunk_parts(self._all_rows_sums(point), self.data)
+        if data_bytes(self.data) > HELD_BYTES:
+            clip_norm = choose_clip(to_numpy(gs.concatenate([norms for _, norms, _ in parts])))
+            return clip_norm, self.clipped_sum(point, clip_norm)
+        parts = list(parts)
         clip_norm = choose_clip(to_numpy(gs.concatenate([norms for _, norms, _ in parts])))
         self.n_gradient_evaluations += self.n_samples
         return clip_norm, clipped_sum_of_parts(parts, self.weights, clip_norm)
+
+    def _all_rows_sums(self, point):
+        """``loss.gradient_sums(point)`` for chunks of the whole data, with the run's
+        eigenbases where they apply (``warm_logs``)."""
+        sums = self.loss.gradient_sums(point)  # the point's own work, once per query
+        return sums if self._record_bases is None else self._record_bases.bind(sums)
 
     def add_noise(self, tangent_vec, point, sigma):
         """tangent_vec + xi with xi ~ N_point(0, sigma^2); no draw when sigma == 0."""
@@ -159,7 +179,8 @@ def chunk_parts(sums, data):
     Parameters
     ----------
     sums : callable
-        ``loss.gradient_sums(point)``.
+        ``loss.gradient_sums(point)``; one with a ``rows(start, chunk)`` method (a
+        ``warm_logs.WarmLogSums``, bound to the rows of ``data``) is called through it.
     data : array-like, shape=[n, ...]
 
     Yields
@@ -171,8 +192,9 @@ def chunk_parts(sums, data):
         ``weighted_sum(coefficients [k])``, as ``sums`` returns it.
     """
     chunk = max(MIN_CHUNK_ROWS, CHUNK_BYTES // (8 * math.prod(data.shape[1:])))
+    rows = getattr(sums, "rows", None) or (lambda start, part: sums(part))
     for start in range(0, int(data.shape[0]), chunk):
-        yield (start, *sums(data[start : start + chunk]))
+        yield (start, *rows(start, data[start : start + chunk]))
 
 
 def gradient_norms(loss, data, point):
