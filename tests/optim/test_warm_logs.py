@@ -9,9 +9,13 @@ from geomstats.geometry.scalar_product_metric import ScalarProductMetric
 from geomstats.geometry.spd_matrices import SPDLogEuclideanMetric, SPDMatrices
 
 from geomstats_dp.learning import PrivateFrechetMean
-from geomstats_dp.optim import HuberDistanceLoss, SquaredDistanceLoss, compiled_blocks
+from geomstats_dp.optim import (
+    HuberDistanceLoss,
+    SquaredDistanceLoss,
+    compiled_blocks,
+    warm_logs,
+)
 from geomstats_dp.optim import oracle as oracle_module
-from geomstats_dp.optim import warm_logs
 from geomstats_dp.optim.affine_log import AffineLogSums
 from tests.conftest import shifted
 
@@ -62,7 +66,7 @@ class KernelSpy:
 def check_pass(bases, sums, data, chunk, coefficients):
     """The warm chunks' norms and weighted sums against the plain ``AffineLogSums``."""
     bound = bases.bind(sums)
-    expected_norms, expected_sum = sums(data)
+    expected_norms, _ = sums(data)
     for start in range(0, len(data), chunk):
         rows = slice(start, start + chunk)
         norms, weighted_sum = bound.rows(start, data[rows])
