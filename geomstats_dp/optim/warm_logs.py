@@ -238,7 +238,7 @@ def _worst_ratio(matrices, off, smallest):
     worst = 0.0
     for m in range(k):
         ratio = math.sqrt(2.0 * off[m]) / smallest[m]
-        if ratio > worst:  # noqa: PLR1730 (max() would keep a NaN ratio)
+        if ratio > worst:  # noqa: PLR1730 (explicit: a NaN ratio is left out)
             worst = ratio
     return worst
 
