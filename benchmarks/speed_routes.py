@@ -24,6 +24,12 @@ doubled a 26 ms epoch against a 3 ms step.
   method) over geomstats' ``FrechetMean`` at 2,000 and 100,000 SPD(8) points
   (goal: <= 1.5); ``private_over_geomstats_same_steps`` gives geomstats as many
   iterations as the private fit takes steps (its own stopping rule usually stops sooner).
+  Where the fit's full-batch passes start each record's eigendecomposition from the last
+  point's (``optim.warm_logs``: 100,000 points), the same fits with LAPACK's ``eigh`` at
+  every pass are timed beside them. Rows without a goal (CSV only):
+  ``warm_kernels_first_fit``, the first default fit on 100,000 points of a new process
+  (importing numba, compiling ``warm_logs``' kernels or loading them from numba's cache)
+  and its second fit, over the same fit with LAPACK every pass.
 
 Writes ``speed_routes.csv`` (one row per ratio: CPU seconds and their ratio ``value``, which
 the goal is judged on, the wall seconds and ratio, and the load average of the machine)
@@ -180,27 +186,62 @@ print(*call(True), *call(True), *call(False))
 def first_call_rows():
     """The first ``minimize`` call of a new process that takes the compiled route
     (``MIN_STEPS_TO_LOAD`` steps: importing numba, then compiling the kernel or loading
-    it from the on-disk cache), the same call once loaded, against the Python loop: two
-    new processes sharing an empty cache folder."""
+    it from the on-disk cache), the same call once loaded, against the Python loop."""
+    from geomstats_dp.optim.compiled_blocks import MIN_STEPS_TO_LOAD
+
+    return new_process_rows(
+        "kernel_first_call", f"{MIN_STEPS_TO_LOAD} DP-RSGD steps, 50 SPD(2) records, b = 7",
+        FIRST_CALL, "call", "the same call on the Python loop")
+
+
+FIRST_WARM_FIT = """
+import time
+import geomstats.backend as gs
+import numpy as np
+from geomstats.geometry.spd_matrices import SPDMatrices
+from geomstats_dp.learning import PrivateFrechetMean
+from geomstats_dp.optim import compiled_blocks
+space = SPDMatrices(8)
+gs.random.seed(0)
+points = space.random_point(100_000)
+def call(enabled):
+    compiled_blocks.ENABLED = enabled
+    start = np.array([time.process_time(), time.perf_counter()])
+    PrivateFrechetMean(space, epsilon=1.0, delta=1e-5, clip_norm=3.0,
+                       random_state=0).fit(points)
+    return np.array([time.process_time(), time.perf_counter()]) - start
+print(*call(True), *call(True), *call(False))
+"""
+
+
+def first_warm_fit_rows():
+    """The first default ``PrivateFrechetMean`` fit of a new process on 100,000 SPD(8)
+    points (importing numba, then compiling ``optim.warm_logs``' kernels or loading them
+    from the on-disk cache), the same fit once loaded, against LAPACK every pass."""
+    return new_process_rows(
+        "warm_kernels_first_fit", "SPD(8), 100000 points, PrivateFrechetMean (auto)",
+        FIRST_WARM_FIT, "fit", "the same fit, LAPACK every pass")
+
+
+def new_process_rows(ratio, problem, script, what, baseline):
+    """Rows of ``script``'s three timings (first call, second call, baseline call) in two
+    new processes sharing an empty numba cache folder: the first compiles, the second
+    loads."""
     import subprocess
     import sys
     import tempfile
 
-    from geomstats_dp.optim.compiled_blocks import MIN_STEPS_TO_LOAD
-
-    problem = f"{MIN_STEPS_TO_LOAD} DP-RSGD steps, 50 SPD(2) records, b = 7"
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         environment = {**os.environ, "NUMBA_CACHE_DIR": cache, "OMP_NUM_THREADS": "1"}
         for process in ("empty numba cache: import + compile",
                         "a later process: import + cache load"):
-            output = subprocess.run([sys.executable, "-c", FIRST_CALL], env=environment,
+            output = subprocess.run([sys.executable, "-c", script], env=environment,
                                     capture_output=True, text=True, check=True).stdout
             times = np.array(output.split(), dtype=float).reshape((3, 2))
-            for variant, seconds in ((f"first call ({process})", times[0]),
-                                     (f"second call ({process})", times[1])):
-                rows.append(_row("kernel_first_call", problem, variant, seconds,
-                                 "the same call on the Python loop", times[2], None))
+            for variant, seconds in ((f"first {what} ({process})", times[0]),
+                                     (f"second {what} ({process})", times[1])):
+                rows.append(_row(ratio, problem, variant, seconds, baseline, times[2], None))
     return rows
 
 
@@ -252,8 +293,9 @@ def frechet_mean_rows(quick):
     default_method = PrivateFrechetMean(space).method
     methods = ["rgd"] + ([default_method] if default_method != "rgd" else [])
     sizes = ((200, 3), (2000, 3)) if quick else ((2000, 9), (100_000, 3))
-    return [row for n_samples, repeats in sizes
+    rows = [row for n_samples, repeats in sizes
             for row in _frechet_mean_size(space, methods, n_samples, repeats)]
+    return rows if quick else rows + first_warm_fit_rows()
 
 
 def _frechet_mean_size(space, methods, n_samples, repeats):
@@ -261,6 +303,7 @@ def _frechet_mean_size(space, methods, n_samples, repeats):
     from geomstats.learning.frechet_mean import FrechetMean
 
     from geomstats_dp.learning import PrivateFrechetMean
+    from geomstats_dp.optim import SquaredDistanceLoss, compiled_blocks, warm_logs
 
     gs.random.seed(SEED)
     points = space.random_point(n_samples)
@@ -274,6 +317,13 @@ def _frechet_mean_size(space, methods, n_samples, repeats):
     fixed.optimizer.max_iter, fixed.optimizer.epsilon = n_steps, 0.0
     iterations = geomstats_iterations(converged, points)
     calls = {method: (lambda method=method: private(method).fit(points)) for method in methods}
+    variants = {method: f"PrivateFrechetMean ({method})" for method in methods}
+    if warm_logs.record_bases_for(SquaredDistanceLoss(space), points) is not None:
+        for method in methods:  # the same fit with every pass's eigh from LAPACK
+            cold = f"{method}, LAPACK eigh every pass"
+            calls[cold] = on_route(compiled_blocks, False, calls[method])
+            variants[cold] = f"PrivateFrechetMean ({cold})"
+            variants[method] = f"PrivateFrechetMean ({method}, warm-started eigh)"
     calls.update(converged=lambda: converged.fit(points), fixed=lambda: fixed.fit(points))
     logging.disable(logging.WARNING)  # "maximum number of iterations reached"
     try:
@@ -281,15 +331,14 @@ def _frechet_mean_size(space, methods, n_samples, repeats):
     finally:
         logging.disable(logging.NOTSET)
     found = []
-    for method in methods:
-        variant = f"PrivateFrechetMean ({method})"
+    for name, variant in variants.items():
         found.append(_row(
-            "private_over_geomstats", f"SPD(8), {n_samples} points", variant, best[method],
+            "private_over_geomstats", f"SPD(8), {n_samples} points", variant, best[name],
             f"geomstats FrechetMean (converged: {iterations} iterations)", best["converged"],
             1.5))
         found.append(_row(
             "private_over_geomstats_same_steps", f"SPD(8), {n_samples} points", variant,
-            best[method], f"geomstats FrechetMean ({n_steps} iterations, as DP-RGD)",
+            best[name], f"geomstats FrechetMean ({n_steps} iterations, as DP-RGD)",
             best["fixed"], 1.5))
     return found
 

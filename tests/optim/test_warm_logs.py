@@ -49,11 +49,28 @@ def path(space, seed, lengths):
     return points
 
 
+@pytest.fixture(scope="module")
+def loaded_kernels():
+    """The kernels, loaded once for this module into a list of its own."""
+    saved, warm_logs._KERNELS = warm_logs._KERNELS, []
+    try:
+        warm_logs._load_kernels()
+        return warm_logs._KERNELS
+    finally:
+        warm_logs._KERNELS = saved
+
+
+@pytest.fixture(autouse=True)
+def kernels(monkeypatch, loaded_kernels):
+    """Loaded within each test only: other tests of the session run as if they never
+    were (a loaded kernel would put their small SPD runs on the warm route)."""
+    monkeypatch.setattr(warm_logs, "_KERNELS", list(loaded_kernels))
+
+
 class KernelSpy:
     """Records the sweeps of every warm chunk (-1: sent to LAPACK)."""
 
     def __init__(self, monkeypatch):
-        warm_logs._load_kernels()
         self.sweeps, kernel = [], warm_logs._KERNELS[0]
 
         def spy(*args):
@@ -134,7 +151,6 @@ def fits(monkeypatch, data, enabled, **options):
 
 @pytest.mark.parametrize("method", ["auto", "rgd"])
 def test_a_fit_on_the_warm_route_gives_the_lapack_release(monkeypatch, method):
-    monkeypatch.setattr(warm_logs, "MIN_ROWS_TO_LOAD", 0)
     spy = KernelSpy(monkeypatch)
     data = np.asarray(cloud(SPDMatrices(3), 1500, radius=2.0, seed=shifted(7), offset=1.5))
     seed = shifted(8)
@@ -148,7 +164,6 @@ def test_a_fit_on_the_warm_route_gives_the_lapack_release(monkeypatch, method):
 
 
 def test_neighbouring_datasets_show_the_same_on_the_warm_route(monkeypatch):
-    monkeypatch.setattr(warm_logs, "MIN_ROWS_TO_LOAD", 0)
     data = np.asarray(cloud(SPDMatrices(3), 800, radius=2.0, seed=shifted(9), offset=1.0))
     neighbour = data.copy()
     neighbour[0] = np.diag([40.0, 1e-2, 1.0])  # far from the others
@@ -169,7 +184,6 @@ def qualifying(**changes):
 
 
 def test_the_route_is_taken_on_public_conditions_only(monkeypatch):
-    monkeypatch.setattr(warm_logs, "MIN_ROWS_TO_LOAD", 0)
     assert warm_logs.record_bases_for(**qualifying()) is not None
     log_euclidean = SPDMatrices(3)
     log_euclidean.equip_with_metric(SPDLogEuclideanMetric(log_euclidean))
@@ -182,9 +196,10 @@ def test_the_route_is_taken_on_public_conditions_only(monkeypatch):
     with monkeypatch.context() as patched:
         patched.setattr(compiled_blocks, "ENABLED", False)
         assert warm_logs.record_bases_for(**qualifying()) is None
+    monkeypatch.setattr(warm_logs, "MIN_ROWS_TO_LOAD", 11)
+    assert warm_logs.record_bases_for(**qualifying()) is not None  # loaded: any size
     with monkeypatch.context() as patched:  # not loaded: loaded for enough rows only
         patched.setattr(warm_logs, "_KERNELS", [])
-        patched.setattr(warm_logs, "MIN_ROWS_TO_LOAD", 11)
         assert warm_logs.record_bases_for(**qualifying()) is None
         assert warm_logs.record_bases_for(**qualifying(data=np.zeros((11, 3, 3)))) is not None
         patched.setitem(sys.modules, "numba", None)  # import numba raises ImportError
@@ -195,7 +210,6 @@ def test_the_route_is_taken_on_public_conditions_only(monkeypatch):
 
 
 def test_mini_batch_queries_leave_the_bases_alone(monkeypatch):
-    monkeypatch.setattr(warm_logs, "MIN_ROWS_TO_LOAD", 0)
     space = spd(3)
     data = np.asarray(cloud(space, 60, radius=1.0, seed=shifted(11)))
     oracle = oracle_module.GradientOracle(SquaredDistanceLoss(space), data,
