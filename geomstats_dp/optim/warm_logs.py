@@ -19,16 +19,17 @@ whose error is second order in E: about ``TOLERANCE``^2 = 1e-14 on logarithms of
 one, as close to LAPACK's as LAPACK's own rounding (the tests compare the two). Then
 Log_P'(X_i) = F' V_i L_i V_i^T F'^T with V_i the rotated basis and L_i = log A_i, and
 ||Log_P'(X_i)|| = ||L_i||_F. A chunk goes back to LAPACK (and keeps its bases) when it
-has none yet (a run's first pass) or when it needs more than ``MAX_SWEEPS`` sweeps. On 100,000 SPD(8) points a warm pass
-takes 2 or 3 sweeps, about half of the LAPACK pass (``benchmarks/speed_routes.py``).
+has none yet (a run's first pass) or when it needs more than ``MAX_SWEEPS`` sweeps. On
+100,000 SPD(8) points a warm chunk takes 2 or 3 sweeps, and a DP-RGD iteration 0.16 s
+against 0.40 s for a LAPACK pass (``benchmarks/memory.py``).
 
 The route changes what a pass costs, never what it computes (beyond rounding): the
 sweeps taken depend on the data, as LAPACK's iterations do, but the arrays, values,
 warnings and counts a run shows do not. It is taken on public conditions only
 (``record_bases_for``): the affine-invariant logarithms of ``SquaredDistanceLoss`` on
-SPD(n), n >= 3 (``SquaredDistanceLoss.affine_logs``), numpy data in memory on the numpy backend, numba
-importable and ``compiled_blocks.ENABLED``, at least ``MIN_ROWS_TO_LOAD`` records unless
-the kernels are already loaded. The bases take as much memory as the data.
+SPD(n), n >= 3 (``SquaredDistanceLoss.affine_logs``), numpy data in memory on the numpy
+backend, numba importable and ``compiled_blocks.ENABLED``, at least ``MIN_ROWS_TO_LOAD``
+records unless the kernels are already loaded. The bases take as much memory as the data.
 """
 
 import math
@@ -49,8 +50,8 @@ about as much as LAPACK, and Jacobi from the identity needs about 8."""
 
 MIN_ROWS_TO_LOAD = 50_000
 """A run loads the kernels (importing numba, reading them from its on-disk cache: about
-0.3 s) only for data of at least this many records, unless they are already loaded; a
-warm pass saves about 2 us per SPD(8) record."""
+0.25 s; compiling them, once per machine, about 2 s) only for data of at least this many
+records, unless they are already loaded; a warm pass saves about 2 us per SPD(8) record."""
 
 
 def record_bases_for(loss, data):
