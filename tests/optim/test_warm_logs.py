@@ -190,12 +190,11 @@ def test_the_route_is_taken_on_public_conditions_only(monkeypatch):
     for loss in (SquaredDistanceLoss(SPDMatrices(2)), SquaredDistanceLoss(log_euclidean),
                  HuberDistanceLoss(SPDMatrices(3), 1.0)):
         assert warm_logs.record_bases_for(**qualifying(loss=loss)) is None
-    with monkeypatch.context() as patched:
-        patched.setattr(warm_logs, "backend_name", lambda: "pytorch")
-        assert warm_logs.record_bases_for(**qualifying()) is None
-    with monkeypatch.context() as patched:
-        patched.setattr(compiled_blocks, "ENABLED", False)
-        assert warm_logs.record_bases_for(**qualifying()) is None
+    for module, name, value in ((warm_logs, "backend_name", lambda: "pytorch"),
+                                (compiled_blocks, "ENABLED", False)):
+        with monkeypatch.context() as patched:
+            patched.setattr(module, name, value)
+            assert warm_logs.record_bases_for(**qualifying()) is None
     monkeypatch.setattr(warm_logs, "MIN_ROWS_TO_LOAD", 11)
     assert warm_logs.record_bases_for(**qualifying()) is not None  # loaded: any size
     with monkeypatch.context() as patched:  # not loaded: loaded for enough rows only
