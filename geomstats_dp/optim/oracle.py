@@ -133,12 +133,12 @@ class GradientOracle:
         if self._dask_sums is not None:
             clip_norm = choose_clip(gradient_norms(self.loss, self.data, point))
             return clip_norm, self.clipped_sum(point, clip_norm)
-        parts = chunk_parts(self._all_rows_sums(point), self.data)
-        if data_bytes(self.data) > HELD_BYTES:
-            clip_norm = choose_clip(to_numpy(gs.concatenate([norms for _, norms, _ in parts])))
-            return clip_norm, self.clipped_sum(point, clip_norm)
-        parts = list(parts)
+        sums = self._all_rows_sums(point)
+        held = data_bytes(self.data) <= HELD_BYTES
+        parts = list(chunk_parts(sums, self.data)) if held else chunk_parts(sums, self.data)
         clip_norm = choose_clip(to_numpy(gs.concatenate([norms for _, norms, _ in parts])))
+        if not held:  # the chunks' gradients again, for the sum
+            parts = chunk_parts(sums, self.data)
         self.n_gradient_evaluations += self.n_samples
         return clip_norm, clipped_sum_of_parts(parts, self.weights, clip_norm)
 
@@ -179,8 +179,9 @@ def chunk_parts(sums, data):
     Parameters
     ----------
     sums : callable
-        ``loss.gradient_sums(point)``; one with a ``rows(start, chunk)`` method (a
-        ``warm_logs.WarmLogSums``, bound to the rows of ``data``) is called through it.
+        ``loss.gradient_sums(point)``, called on each chunk; or an object whose
+        ``rows(start, chunk)`` is called instead (``warm_logs.WarmLogSums``, bound to
+        the rows of ``data``).
     data : array-like, shape=[n, ...]
 
     Yields

@@ -154,10 +154,8 @@ class RecordBases:
 
 
 class WarmLogSums:
-    """An ``AffineLogSums`` whose chunks of the run's data use the run's bases.
-
-    ``oracle.chunk_parts`` calls ``rows(start, chunk)`` for the chunk of rows ``start`` on;
-    called on other samples (``__call__``) it is the plain ``AffineLogSums``.
+    """An ``AffineLogSums`` whose chunks of the run's data use the run's bases:
+    ``oracle.chunk_parts`` calls ``rows(start, chunk)`` for the chunk of rows ``start`` on.
 
     Parameters
     ----------
@@ -169,10 +167,6 @@ class WarmLogSums:
         self.sums = sums
         self.record_bases = bases
         _load_kernels()
-
-    def __call__(self, data):
-        """As ``AffineLogSums.__call__``."""
-        return self.sums(data)
 
     def rows(self, start, data):
         """As ``AffineLogSums.__call__`` for the run's rows ``start`` to ``start + k``."""
