@@ -11,7 +11,8 @@ R U_i nearly diagonalise W'_i when S is near the identity. ``RecordBases`` keeps
 full-batch passes; at the next point it forms A_i = (R U_i)^T W'_i (R U_i), applies
 cyclic Jacobi rotations (vectorised across a chunk's records) until every record's
 off-diagonal part E_i satisfies ||E_i||_F <= ``TOLERANCE`` x min_p |A_i,pp|, and takes
-the logarithm from the diagonal D and the rest by the first-order Daleckii-Krein formula,
+the logarithm from the diagonal D and the rest by the first-order Daleckii-Krein formula
+(Daleckii and Krein 1965),
 
     log A = log D + G o E,   G_pq = (log d_p - log d_q) / (d_p - d_q)  (1 / d_p if equal),
 
