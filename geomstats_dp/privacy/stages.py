@@ -1,0 +1,123 @@
+"""The one place where a release adds its noise to a clipped statistic: a stage.
+
+Every mechanism releases each noisy statistic through ``noisy_stage``: the clipped
+statistic (the query, a function of the data), the noise already drawn for it, and the
+public quantities that make the stage private (the law of the noise, its scale, the
+query's sensitivity under the stated adjacency). Without an observer it returns
+``statistic + noise`` and nothing else happens.
+
+An observer (``observe_stages``, a context manager used by ``geomstats_dp.testing``)
+sees every stage of a fit in order and chooses what is released. The conformance checks
+use it to record the noise actually drawn against its stated scale, to replay a
+dataset's releases on a neighbouring dataset (so that both runs query the same points)
+and compare each stage's statistic with its stated sensitivity, and to build broken
+twins (half the noise) for the audits. Stages that are not an additive noise (the
+exponential mechanism of a private quantile) report their cost with ``discrete_stage``.
+"""
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Callable
+
+LAWS = ("gaussian", "laplace", "discrete_laplace", "discrete_gaussian", "exponential")
+
+_OBSERVER = contextvars.ContextVar("geomstats_dp_stage_observer", default=None)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One noisy release inside a fit, as an observer sees it.
+
+    Parameters
+    ----------
+    label : str
+        What is released (names the ledger event it belongs to).
+    statistic : array-like or float
+        The clipped statistic (the query's value on the data), before noise.
+    noise : array-like or float
+        The noise drawn for it (same shape); for ``"exponential"`` stages, None.
+    law : {"gaussian", "laplace", "discrete_laplace", "discrete_gaussian", "exponential"}
+        The law of the noise.
+    scale : float
+        The standard deviation of each coordinate ("gaussian", "discrete_gaussian") or
+        the Laplace scale b ("laplace", "discrete_laplace"); for "exponential", epsilon.
+    sensitivity : float
+        The largest change of ``statistic`` between neighbouring datasets, in ``norm``
+        (l2 for Gaussian noise, l1 for Laplace noise), under ``adjacency``.
+    dim : int
+        Number of independent noise coordinates (the manifold's dimension for tangent
+        noise).
+    norm : callable or None
+        ``norm(difference)`` of two statistics (the Riemannian norm at the stage's base
+        point for tangent statistics); None: the Euclidean (l2) norm of the array, or the
+        l1 norm for Laplace laws.
+    adjacency : str
+        "replace_one", "add_remove", "user_level" or "label_level".
+    sampling_rate : float
+        Probability that a record enters this stage's query (1 for the full data).
+    choice : object
+        For "exponential" stages, the candidate the mechanism chose.
+    """
+
+    label: str
+    statistic: Any
+    noise: Any
+    law: str
+    scale: float
+    sensitivity: float
+    dim: int = 1
+    norm: Callable | None = None
+    adjacency: str = "replace_one"
+    sampling_rate: float = 1.0
+    choice: Any = None
+
+    def release(self):
+        """The value released without an observer: ``statistic + noise`` (or the choice)."""
+        if self.law == "exponential":
+            return self.choice
+        return self.statistic + self.noise
+
+
+def noisy_stage(statistic, noise, *, label, law, scale, sensitivity, dim=1, norm=None,
+                adjacency="replace_one", sampling_rate=1.0):
+    """Release ``statistic + noise``: one stage of a mechanism (see module notes).
+
+    Returns
+    -------
+    released : array-like or float
+        ``statistic + noise``, or what an active observer returns for this stage.
+    """
+    observer = _OBSERVER.get()
+    if observer is None:
+        return statistic + noise
+    return observer(Stage(label, statistic, noise, law, scale, sensitivity, dim, norm,
+                          adjacency, sampling_rate))
+
+
+def discrete_stage(choice, *, label, epsilon, sensitivity, utility=None,
+                   adjacency="replace_one"):
+    """Report a stage released by the exponential mechanism; returns ``choice``.
+
+    ``utility`` (the candidates' utilities, array) is the statistic whose sensitivity is
+    ``sensitivity``. An observer may replace the choice (a replay on a neighbour).
+    """
+    observer = _OBSERVER.get()
+    if observer is None:
+        return choice
+    return observer(Stage(label, utility, None, "exponential", epsilon, sensitivity,
+                          adjacency=adjacency, choice=choice))
+
+
+@contextlib.contextmanager
+def observe_stages(observer):
+    """Within the block, every stage of this context is passed to ``observer(stage)``.
+
+    ``observer`` returns the value to release (``stage.release()`` to change nothing;
+    for an exponential stage ``stage.choice``).
+    """
+    token = _OBSERVER.set(observer)
+    try:
+        yield observer
+    finally:
+        _OBSERVER.reset(token)
