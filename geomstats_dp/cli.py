@@ -65,6 +65,14 @@ def _delta(text):
     return value
 
 
+def _gaussian_delta(text):
+    """argparse type: a float in (0, 1), the delta a Gaussian release needs."""
+    value = _number(text, "a number in (0, 1)")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text}")
+    return value
+
+
 def _rate(text):
     """argparse type: a float in (0, 1]."""
     value = _number(text, "a number in (0, 1]")
@@ -98,10 +106,11 @@ def _clip_norm(text):
     return "auto" if text == "auto" else _positive_float(text)
 
 
-def _add_privacy_options(parser, delta_help="delta of the release, in [0, 1)", seed=None):
+def _add_privacy_options(parser, delta_type=_gaussian_delta,
+                         delta_help="delta of the release, in (0, 1)", seed=None):
     parser.add_argument("--epsilon", type=_positive_float, default=1.0,
                         help="epsilon of the release, > 0")
-    parser.add_argument("--delta", type=_delta, default=1e-5, help=delta_help)
+    parser.add_argument("--delta", type=delta_type, default=1e-5, help=delta_help)
     parser.add_argument("--seed", type=_seed, default=seed, help="random seed, an integer >= 0"
                         + ("" if seed is not None else " (default: fresh entropy)"))
 
@@ -134,7 +143,8 @@ def build_parser():
                      help="spd only (default: affine)")
     fit.add_argument("--rank", type=_positive_int, default=None,
                      help="grassmannian only (and required there): dimension k of the subspaces")
-    _add_privacy_options(fit, "delta of the release, in [0, 1) (laplace: pure DP, ignored)")
+    _add_privacy_options(fit, _delta, "delta of the release, in [0, 1); 0 only for the laplace "
+                         "method (pure DP, where delta is ignored)")
     fit.add_argument("--method", choices=METHODS, default="auto", help="mechanism")
     fit.add_argument("--clip-norm", type=_clip_norm, default="auto",
                      help="rgd/rsgd/rsvrg: clip norm C > 0, or 'auto' (a private quantile)")
@@ -147,7 +157,7 @@ def build_parser():
 
     account = commands.add_parser("account", help="epsilon of a Gaussian schedule, or its noise",
                                   formatter_class=formatter)
-    account.add_argument("--delta", type=_delta, default=1e-5, help="delta, in [0, 1)")
+    account.add_argument("--delta", type=_gaussian_delta, default=1e-5, help="delta, in (0, 1)")
     account.add_argument("--n-steps", type=_positive_int, required=True,
                          help="number of Gaussian steps (required)")
     account.add_argument("--sampling-rate", type=_rate, default=1.0,

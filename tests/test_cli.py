@@ -130,6 +130,10 @@ USER_ERRORS = {
                 "--radius", "1", "--center", "CENTER"], "radius must be < r*"),
     "n_steps": (["account", "--epsilon", "1", "--n-steps", "0"],
                 "argument --n-steps: expected an integer >= 1, got 0"),
+    "account_delta_zero": (["account", "--epsilon", "1", "--n-steps", "5", "--delta", "0"],
+                           "argument --delta: expected a number in (0, 1), got 0"),
+    "demo_delta_zero": (["demo", "--delta", "0"],
+                        "argument --delta: expected a number in (0, 1), got 0"),
     "rate": (["account", "--epsilon", "1", "--n-steps", "5", "--sampling-rate", "2"],
              "argument --sampling-rate: expected a number in (0, 1], got 2"),
 }
