@@ -22,8 +22,8 @@ from geomstats_dp.privacy import (
     SelectionEvent,
     compose,
 )
-from tests.optim.data import cloud
 from tests.model_selection.score_grid import laplace_sensitivity
+from tests.optim.data import cloud
 
 SPACE = Hypersphere(2)
 GRID = {"step_size": [0.002, 0.5], "n_iter": [20]}
