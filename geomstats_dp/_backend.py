@@ -41,8 +41,14 @@ def to_backend(x):
 class SecureGenerator:
     """The subset of ``numpy.random.Generator`` the library uses, fed by ``os.urandom``.
 
-    Uniforms carry 53 random bits; other laws are obtained by inverse transform, so every
-    draw consumes operating-system entropy and nothing can be replayed from a seed.
+    Uniforms carry 53 random bits, so every draw consumes operating-system entropy and
+    nothing can be replayed from a seed. A continuous law obtained by inverse transform of
+    one uniform takes at most 2^53 values, whose gaps Mironov's (2012) attack exploits;
+    following Holohan & Braghin (2021), each normal and gamma draw is the sum of two
+    independent inverse-transform draws (normals: (N_1 + N_2) / sqrt(2); gammas of shape
+    a: the sum of two of shape a / 2), so that no value is a known function of one
+    uniform. Scalar scores go further (``model_selection.scores``: discrete noise on a
+    grid, from ``bytes``).
     """
 
     def random(self, size=None):
@@ -52,17 +58,29 @@ class SecureGenerator:
         values = words.astype(np.float64) * 2.0**-53
         return values.reshape(size) if size is not None else float(values[0])
 
+    def bytes(self, length):
+        """``length`` random bytes."""
+        return os.urandom(length)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        """Uniform on [low, high)."""
+        return low + (high - low) * self.random(size)
+
     def _open_uniform(self, size):
         """Uniform on (0, 1): inverse transforms need both ends excluded."""
         return (np.asarray(self.random(size)) * (2.0**53 - 1) + 0.5) * 2.0**-53
 
     def standard_normal(self, size=None):
-        """Standard normal draws."""
-        return special.ndtri(self._open_uniform(size))
+        """Standard normal draws: (N_1 + N_2) / sqrt(2), each N_i by inverse transform."""
+        values = (special.ndtri(self._open_uniform(size))
+                  + special.ndtri(self._open_uniform(size))) / math.sqrt(2.0)
+        return values if size is not None else float(values)
 
     def gamma(self, shape, scale=1.0, size=None):
-        """Gamma draws."""
-        return scale * special.gammaincinv(shape, self._open_uniform(size))
+        """Gamma draws: the sum of two of half the shape, each by inverse transform."""
+        half = np.asarray(shape, dtype=np.float64) / 2
+        return scale * (special.gammaincinv(half, self._open_uniform(size))
+                        + special.gammaincinv(half, self._open_uniform(size)))
 
     def integers(self, low, high=None, size=None):
         """Integers uniform on [low, high) (rejection-free for ranges below 2**53)."""

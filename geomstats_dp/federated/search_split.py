@@ -97,9 +97,13 @@ class AgentSplit:
         return [agent.validation_losses(estimator) for agent in self.agents]
 
     def noisy_loss(self, losses, loss_bound, mechanism, event, rng):
-        """Sum over agents of S_i / n_val plus agent i's own draw of the score's noise."""
-        return sum(clipped_losses(agent_losses, loss_bound).sum() / self.n_validation
-                   + mechanism.noise(event, rng) for agent_losses in losses)
+        """Sum over agents of agent i's release of S_i / n_val with its own draw of the
+        score's noise (``mechanism.release``: on the public grid by default, so the sum is
+        exact and on the grid too)."""
+        return sum(mechanism.release(clipped_losses(agent_losses, loss_bound),
+                                     self.n_validation, loss_bound / self.n_validation,
+                                     event, rng)
+                   for agent_losses in losses)
 
     def fit_all(self, estimator):
         """Fit PriRFed on every agent's records."""

@@ -156,7 +156,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         splits = split_class(self.estimator)(X, y, self.validation_fraction, rng)
         refit_seed = int(rng.integers(2**31 - 1))  # drawn before K: it does not depend on it
         mean = float(self.mean_runs or RUNS_PER_CANDIDATE * len(candidates))
-        mechanism = score_mechanism(self.score_method)
+        mechanism = score_mechanism(self.score_method, secure=self._secure)
         with _public_warnings():
             run_epsilon, (selection, charged) = self._calibrate_search(
                 candidates, splits, mechanism, mean, shape)

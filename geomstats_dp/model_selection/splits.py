@@ -13,7 +13,8 @@ The search never looks inside the data itself: it asks a *split* object, built f
 - ``run(estimator)``: fit on the training part; the validation losses
   (``validation_losses(estimator)``);
 - ``noisy_loss(losses, loss_bound, mechanism, event, rng)``: the released clipped mean
-  validation loss, noise included (the score is minus it);
+  validation loss, noise included (the score is minus it), by the score mechanism's
+  ``release`` (``scores``: a noisy stage on a public grid by default);
 - ``fit_all(estimator)``: fit on every record (the refit).
 
 The class method ``held_out(X, y)`` builds the split whose validation part is every record
@@ -29,7 +30,7 @@ split class in its class attribute ``_search_split``: ``PriRFed``'s is
 import numpy as np
 
 from geomstats_dp._backend import to_numpy
-from geomstats_dp.model_selection.clipping import clipped_mean
+from geomstats_dp.model_selection.clipping import clipped_losses
 from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.validation_losses import record_losses
 
@@ -124,8 +125,10 @@ class RecordSplit:
         return record_losses(estimator, *self.part(self.validation))
 
     def noisy_loss(self, losses, loss_bound, mechanism, event, rng):
-        """The clipped mean of ``losses`` plus one draw of the score's noise."""
-        return clipped_mean(losses, loss_bound) + mechanism.noise(event, rng)
+        """The clipped mean of ``losses`` released with the score's noise
+        (``mechanism.release``)."""
+        return mechanism.release(clipped_losses(losses, loss_bound), self.n_validation,
+                                 loss_bound / self.n_validation, event, rng)
 
     def fit_all(self, estimator):
         """Fit on every record."""

@@ -72,7 +72,11 @@ def test_score_is_charged_with_its_sensitivity(fitted):
     private_score(estimator, X, epsilon=0.4, loss_bound=2.0, budget=budget, random_state=0)
     (event,) = budget.events
     assert event.epsilon == 0.4
-    assert event.sensitivity == pytest.approx(2.0 / len(X))
+    # B / n = 0.05 rounded to the grid of step 2^-5 / 2^10 (the largest power of two
+    # <= min(0.05, 0.05 / 0.4), over 2^10): 1638.4 grid units, moved by at most 1639
+    step = 2.0**-15
+    assert event.sensitivity == 1639 * step
+    assert event.noise_scale == 1639 * step / 0.4
     assert budget.spent_epsilon == pytest.approx(0.4)
 
 

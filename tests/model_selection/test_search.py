@@ -22,6 +22,7 @@ from geomstats_dp.privacy import (
     SelectionEvent,
     compose,
 )
+from tests.model_selection.score_grid import laplace_sensitivity
 from tests.optim.data import cloud
 
 SPACE = Hypersphere(2)
@@ -88,9 +89,9 @@ def recorded_score_noise(monkeypatch, mechanism_class):
     drawn = []
     original = mechanism_class.noise
 
-    def noise(mechanism, event, rng):
+    def noise(mechanism, event, *args):
         drawn.append(event)
-        return original(mechanism, event, rng)
+        return original(mechanism, event, *args)
 
     monkeypatch.setattr(mechanism_class, "noise", noise)
     return drawn
@@ -102,8 +103,9 @@ def test_score_noise_is_the_calibrated_laplace(monkeypatch):
     n_validation = 30  # validation_fraction 0.25 of 120
     assert drawn, "no run was made"
     for event in drawn:
-        assert event.sensitivity == pytest.approx(2.0 / n_validation)
-        assert event.noise_scale == pytest.approx(2.0 / (n_validation * search.run_epsilon_))
+        adjusted = laplace_sensitivity(2.0 / n_validation, event.epsilon)  # on the grid
+        assert event.sensitivity == adjusted
+        assert event.noise_scale == pytest.approx(adjusted / search.run_epsilon_)
         assert event.epsilon == pytest.approx(search.run_epsilon_)
 
 
