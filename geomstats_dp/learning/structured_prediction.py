@@ -25,7 +25,7 @@ from geomstats_dp.learning._defaults import RGD_STEP_SIZE
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.mechanisms.base import run_release
-from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
+from geomstats_dp.learning.mechanisms.tangent_labels import ATOL, TangentLabelRelease
 from geomstats_dp.optim import (
     ConstantStep,
     FullBatch,
@@ -36,7 +36,6 @@ from geomstats_dp.optim import (
 )
 from geomstats_dp.privacy import resolve_budget
 
-ATOL = 1e-6  # tolerance of the check that targets lie on the space
 ROW_REGULARIZATION = 1e-3  # gamma of the per-row releases, floor of the label release's
 
 
