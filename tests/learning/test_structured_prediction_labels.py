@@ -241,7 +241,7 @@ def test_the_clipped_statistic_is_tangent_and_within_the_clip_norm_for_any_log()
     its norm is taken, the statistic stays within D of 0, whatever the log."""
     from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
 
-    X, Y = _data(n_samples=20)
+    _, Y = _data(n_samples=20)
     estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=2.0,
                                             base_point=ORIGIN)
     mechanism = TangentLabelRelease(estimator, len(Y))
