@@ -27,7 +27,7 @@ against 0.40 s for a LAPACK pass (``benchmarks/memory.py``).
 The route changes what a pass costs, never what it computes (beyond rounding): the
 arrays, values, warnings and counts a run shows do not depend on the sweeps. The sweeps
 do depend on the data, and on one record: a chunk sweeps until its slowest record has
-converged (a record 1e150 I turns a pass of its chunk from 2 into 3 sweeps), so a pass's
+converged (a huge record, 1e150 I say, can add a sweep to its chunk), so a pass's
 time is a side channel. ``MAX_SWEEPS`` bounds it: whatever one record is (huge, tiny, not
 positive definite, with whitened entries that overflow), it changes the time of a pass by
 at most ``MAX_SWEEPS`` sweeps of its chunk and one LAPACK pass of that chunk. It is taken on public conditions only
