@@ -335,7 +335,9 @@ class PrivateStructuredPrediction(PrivateEstimator):
         if self.clip_norm is not None:
             check_positive_finite(self.clip_norm, "clip_norm")
         if self.method in self._ROW_METHODS:
-            self._row_estimator(1.0)._check_params()
+            row = self._row_estimator(1.0)
+            row._check_params()
+            row._start_point()  # init_point on the space, as every estimator checks it
         features = _check_features(X, "X")
         check_sample_count(len(features), "X")
         targets = check_shape(self.space, Y, min_samples=1, name="Y")

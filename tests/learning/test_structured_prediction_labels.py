@@ -298,3 +298,14 @@ def test_a_target_off_the_space_within_the_tolerance_releases_tangent_coordinate
         normal = to_numpy(SPACE.embedding_space.metric.inner_product(
             estimator.labels_, base))
         assert np.abs(normal).max() < 1e-12, base_point
+
+
+def test_per_row_methods_refuse_a_start_off_the_space_at_fit():
+    """Issue 29, finding 3: the rows' init_point is checked at fit, as every estimator
+    checks its start (it was first read at predict)."""
+    X, Y = _data(n_samples=20)
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP,
+                                            method="rgd", init_point=2 * ORIGIN)
+    with pytest.raises(ValueError, match=r"^init_point is not on Hyperboloid"):
+        estimator.fit(X, Y)
+    assert not hasattr(estimator, "method_")
