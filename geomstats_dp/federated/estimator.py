@@ -39,8 +39,8 @@ from geomstats_dp.optim import (
     CallableLoss,
     PerSampleLoss,
     SquaredDistanceLoss,
-    canonical_point,
 )
+from geomstats_dp.optim.initial_point import check_init_point
 from geomstats_dp.optim.karcher import first_settled
 from geomstats_dp.privacy import ApproxDPEvent, PrivacyLeakWarning
 from geomstats_dp.privacy.federated import (
@@ -275,9 +275,8 @@ class PriRFed(PrivateEstimator):
         return settings
 
     def _start(self):
-        """The public start point (numpy)."""
-        return to_numpy(canonical_point(self.space) if self.init_point is None
-                        else self.init_point)
+        """The public start point (numpy), checked to lie on the space."""
+        return to_numpy(check_init_point(self.space, self.init_point))
 
     def _injectivity_radius(self):
         """geomstats' injectivity radius at the start point; inf where not implemented."""

@@ -31,9 +31,9 @@ from geomstats_dp.optim import (
     PairedSamples,
     PerSampleLoss,
     SquaredDistanceLoss,
-    canonical_point,
     normalize_sample_weight,
 )
+from geomstats_dp.optim.initial_point import check_init_point
 
 SAMPLINGS = ("without_replacement", "poisson")
 GRADIENT_FITTED = ("estimate_", "budget_", "method_", "noise_multiplier_", "noise_multipliers_",
@@ -233,6 +233,7 @@ class PrivateERM(PrivateEstimator):
         n_public = self.dataset_size if self._poisson else len(data)
         method = self._resolved_method = self._choose_method(n_public)
         mechanism = self._MECHANISMS[method](self, n_public, weights)
+        self._start_point()  # every method refuses a start off the space, before the budget
         if is_dask_array(data) and not mechanism.reads_dask:
             raise TypeError(
                 f"method={method!r} does not read Dask arrays; pass X in memory "
@@ -293,8 +294,9 @@ class PrivateERM(PrivateEstimator):
         return choose_point_method(n_samples, int(self.space.dim), self.epsilon, self.delta)
 
     def _start_point(self):
-        """The public start of every method: ``init_point``, else the canonical point."""
-        return canonical_point(self.space) if self.init_point is None else self.init_point
+        """The public start of every method: ``init_point`` (checked to lie on the
+        space, ``optim.check_init_point``), else the canonical point."""
+        return check_init_point(self.space, self.init_point)
 
     @property
     def _method(self):

@@ -4,11 +4,7 @@ Laplace mechanism, the default chosen from public quantities ("auto")."""
 import warnings
 
 from geomstats_dp._backend import to_backend
-from geomstats_dp._validation import (
-    check_finite_array,
-    check_on_space,
-    check_positive_finite,
-)
+from geomstats_dp._validation import check_positive_finite
 from geomstats_dp.learning._data import check_points, check_shape
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
 from geomstats_dp.learning.mechanisms.choice import (
@@ -17,6 +13,7 @@ from geomstats_dp.learning.mechanisms.choice import (
 )
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
 from geomstats_dp.optim import SquaredDistanceLoss, normalize_sample_weight
+from geomstats_dp.optim.initial_point import check_init_point
 from geomstats_dp.privacy import PrivacyLeakWarning
 
 ATOL = 1e-6  # tolerance of the check that data points lie on the space
@@ -151,14 +148,12 @@ class PrivateFrechetMean(PrivateERM):
     def _start_point(self):
         """``init_point``, else the public ``center``, else the canonical point."""
         if self.init_point is None and self.center is not None:
-            return self.center
+            return check_init_point(self.space, self.center, ATOL, "center")
         return super()._start_point()
 
     def _check_center(self):
         """The Laplace ball's center: shape, finite, on the space (errors name it)."""
-        center = check_shape(self.space, [self.center], min_samples=1, name="center")
-        check_finite_array(center, "center")
-        check_on_space(self.space, center, ATOL, "center")
+        check_init_point(self.space, self.center, ATOL, "center")
 
     def score(self, X, y=None, sample_weight=None):
         """Minus the mean squared distance of ``X`` to the estimate (not private).

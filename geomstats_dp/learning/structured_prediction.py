@@ -25,7 +25,7 @@ from geomstats_dp.learning._defaults import RGD_STEP_SIZE
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.mechanisms.base import run_release
-from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
+from geomstats_dp.learning.mechanisms.tangent_labels import ATOL, TangentLabelRelease
 from geomstats_dp.optim import (
     ConstantStep,
     FullBatch,
@@ -36,7 +36,6 @@ from geomstats_dp.optim import (
 )
 from geomstats_dp.privacy import resolve_budget
 
-ATOL = 1e-6  # tolerance of the check that targets lie on the space
 ROW_REGULARIZATION = 1e-3  # gamma of the per-row releases, floor of the label release's
 
 
@@ -336,7 +335,9 @@ class PrivateStructuredPrediction(PrivateEstimator):
         if self.clip_norm is not None:
             check_positive_finite(self.clip_norm, "clip_norm")
         if self.method in self._ROW_METHODS:
-            self._row_estimator(1.0)._check_params()
+            row = self._row_estimator(1.0)
+            row._check_params()
+            row._start_point()  # init_point on the space, as every estimator checks it
         features = _check_features(X, "X")
         check_sample_count(len(features), "X")
         targets = check_shape(self.space, Y, min_samples=1, name="Y")

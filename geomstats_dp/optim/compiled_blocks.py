@@ -10,8 +10,8 @@ on SPD(2) reads them), and a kernel compiled by numba runs the block's steps on 
 the clipped weighted sum of -Log_P(X_i) (the closed form of ``affine_log``), the noise
 L U L^T (``distributions.spd``), the optional projection of ``step_cap``, the
 exponential map and the output's running average (the closed forms of ``geodesics``,
-whose helpers it compiles). The law of the run, its adjacency and sensitivity are those
-of the Python loop, and so are its random draws: the kernel changes the cost of a run,
+whose helpers it compiles, with the floor of ``onto_space`` that keeps a point on SPD).
+The law of the run, its adjacency and sensitivity are those of the Python loop, and so are its random draws: the kernel changes the cost of a run,
 never its release; with the same seed its iterates equal the loop's up to rounding. (A
 ``SecureGenerator``, which serves batches and noise from one unseeded stream, is read in
 another order, a block's batches then its normals: independent draws of the same law.)
@@ -25,8 +25,9 @@ sampler raises its own error, as it does in the loop.
 (numpy backend, numba importable, ``ENABLED``, ``MIN_STEPS_TO_LOAD``); otherwise
 ``minimize`` runs its Python loop. The first use compiles the kernel (about 4 s), which
 numba caches on disk for later processes. Its cache is keyed on this file alone: after
-editing a helper it compiles (``geodesics``, ``symmetric_2x2``, ``distributions.spd``),
-touch this file so that the kernel is compiled again (the tests compare the two routes).
+editing a helper it compiles (``geodesics``, ``onto_space``, ``symmetric_2x2``,
+``distributions.spd``), touch this file so that the kernel is compiled again (the tests
+compare the two routes).
 """
 
 import math
@@ -49,6 +50,7 @@ from geomstats_dp.optim.geodesics import (
     whitened_spectrum_2x2,
 )
 from geomstats_dp.optim.losses import SquaredDistanceLoss, backend_name
+from geomstats_dp.optim.onto_space import floor_spectrum_2x2
 from geomstats_dp.optim.outputs import make_tracker
 from geomstats_dp.optim.strategies import FullBatch, MiniBatch
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
@@ -386,7 +388,7 @@ _HELPERS = (
     _read, _write, _add_scaled, _scaled, _clip_factor, _clipped_gradient, _capped,
     _geodesic_step,
     product_2x2, transpose_2x2, function_2x2, whitened_spectrum_2x2, factor_map_2x2,
-    spectrum_2x2, function_coefficients, cholesky_2x2, draw_2x2,
+    floor_spectrum_2x2, spectrum_2x2, function_coefficients, cholesky_2x2, draw_2x2,
 )
 _KERNEL = []
 FASTMATH = {"contract", "reassoc", "arcp", "nsz"}

@@ -14,7 +14,9 @@ the new point (its inverse, diag(exp(-m / 2)) Q^T F^-1, costs one more product).
 are the formulas geomstats' ``SPDAffineMetric`` evaluates through several ``powermh``
 calls. On SPD(2) the factor is G = F h(M), h = exp(. / 2) or (.)^(t/2) of the symmetric M
 in closed form (``symmetric_2x2``), and G^-1 = (1/h)(M) F^-1: no ``eigh``. Other metrics
-use geomstats' ``exp`` and ``log``.
+use geomstats' ``exp`` and ``log``. Every point ``exp`` forms is kept on the space
+(``optim.onto_space``): a point rounding left it (an SPD point made indefinite by a huge
+noisy step) is projected back; any other is returned unchanged.
 """
 
 import geomstats.backend as gs
@@ -23,6 +25,7 @@ from geomstats.geometry.spd_matrices import SPDAffineMetric
 from geomstats_dp._backend import to_backend
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import square_root_factor
+from geomstats_dp.optim.onto_space import floor_spectrum, floor_spectrum_2x2, onto_space
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 
 
@@ -32,18 +35,22 @@ class Geodesics:
     Parameters
     ----------
     metric : RiemannianMetric
+    space : Manifold or None
+        The space the points of ``exp`` are kept on (``optim.onto_space``); None: not
+        checked.
     """
 
-    def __init__(self, metric):
+    def __init__(self, metric, space=None):
         self.metric = metric
+        self.space = space
 
     def known_factor(self, point):
         """A square-root factor of ``point`` known from an earlier map: None here (the
         closed-form SPD geodesics keep one)."""
 
     def exp(self, tangent_vec, base_point):
-        """Exp_base_point(tangent_vec), shape=[..., *space.shape]."""
-        return self.metric.exp(tangent_vec, base_point)
+        """Exp_base_point(tangent_vec), shape=[..., *space.shape], kept on the space."""
+        return onto_space(self.space, self.metric.exp(tangent_vec, base_point))
 
     def interpolate(self, start, end, t):
         """Exp_start(t Log_start(end)): the geodesic from start to end at time t."""
@@ -59,8 +66,8 @@ class SPDAffineGeodesics(Geodesics):
     (``square_root_factor``). Batches of base points use geomstats' maps.
     """
 
-    def __init__(self, metric):
-        super().__init__(metric)
+    def __init__(self, metric, space=None):
+        super().__init__(metric, space)
         self._chains = {}  # map name -> (point, factor, inverse factor) of its last output
 
     def known_factor(self, point):
@@ -89,6 +96,9 @@ class SPDAffineGeodesics(Geodesics):
             new_factor = factor @ (whitened_vecs * halves)
             new_inverse = (whitened_vecs.T / halves[:, None]) @ inverse
             point = new_factor @ new_factor.T
+            floored = floor_spectrum(point)
+            if floored is not None:  # rounding left SPD: kept on it (``onto_space``)
+                point, new_factor, new_inverse = floored
         self._chains[chain] = (point, new_factor, new_inverse)
         return point
 
@@ -137,11 +147,16 @@ def function_2x2(whitened, mean, gap, f_low, f_high):
 
 def factor_map_2x2(whitened, mean, gap, half_low, half_high, factor, inverse):
     """(G G^T, G, G^-1), G = F h(M), G^-1 = (1/h)(M) F^-1, from h at the eigenvalues of
-    M (``whitened_spectrum_2x2``); nested tuples [2, 2]."""
+    M (``whitened_spectrum_2x2``); nested tuples [2, 2]. A G G^T that rounding left
+    indefinite is floored (``onto_space.floor_spectrum_2x2``), with its factors."""
     new_factor = product_2x2(factor, function_2x2(whitened, mean, gap, half_low, half_high))
     new_inverse = product_2x2(
         function_2x2(whitened, mean, gap, 1 / half_low, 1 / half_high), inverse)
-    return product_2x2(new_factor, transpose_2x2(new_factor)), new_factor, new_inverse
+    point = product_2x2(new_factor, transpose_2x2(new_factor))
+    floored = floor_spectrum_2x2(point)  # rounding left SPD: kept on it (``onto_space``)
+    if floored is None:
+        return point, new_factor, new_inverse
+    return floored
 
 
 def _map_2x2(matrix, factor, inverse, half_power):
@@ -158,5 +173,5 @@ def geodesics_for(space):
     """The closed-form geodesics of ``space``'s metric if known, else geomstats' own."""
     metric, _ = unwrap_metric(space.metric)
     if type(metric) is SPDAffineMetric:
-        return SPDAffineGeodesics(space.metric)
-    return Geodesics(space.metric)
+        return SPDAffineGeodesics(space.metric, space)
+    return Geodesics(space.metric, space)

@@ -84,8 +84,12 @@ def canonical_point(space):
     )
 
 
-def check_init_point(space, init_point, atol=1e-6):
+def check_init_point(space, init_point, atol=1e-6, name="init_point"):
     """Return the initial point as a backend array: ``init_point`` checked, or canonical.
+
+    The one check of a public start (``init_point``, the ``center`` of a Frechet mean)
+    shared by every method, run before the budget: a start off the space would be
+    released off the space by the one-step tangent releases.
 
     Parameters
     ----------
@@ -94,20 +98,27 @@ def check_init_point(space, init_point, atol=1e-6):
         Must not be derived from the data (the caller's responsibility).
     atol : float
         Tolerance of the membership check.
+    name : str
+        The argument's name, for the messages.
 
     Returns
     -------
     point : array-like, shape=[*space.shape]
+
+    Raises
+    ------
+    ValueError
+        A wrong shape, a non-finite entry (its index named) or a point off the space.
     """
     if init_point is None:
         return canonical_point(space)
     values = to_numpy(init_point)
     if values.shape != tuple(space.shape):
         raise ValueError(
-            f"init_point must have shape {tuple(space.shape)}, got {values.shape}"
+            f"{name} must have shape {tuple(space.shape)}, got {values.shape}"
         )
-    check_finite_array(values, "init_point")
+    check_finite_array(values, name)
     point = to_backend(values)
     if not bool(space.belongs(point, atol=atol)):
-        raise ValueError(f"init_point is not on {type(space).__name__} (atol={atol})")
+        raise ValueError(f"{name} is not on {type(space).__name__} (atol={atol})")
     return point

@@ -25,8 +25,12 @@ has none yet (a run's first pass) or when it needs more than ``MAX_SWEEPS`` swee
 against 0.40 s for a LAPACK pass (``benchmarks/memory.py``).
 
 The route changes what a pass costs, never what it computes (beyond rounding): the
-sweeps taken depend on the data, as LAPACK's iterations do, but the arrays, values,
-warnings and counts a run shows do not. It is taken on public conditions only
+arrays, values, warnings and counts a run shows do not depend on the sweeps. The sweeps
+do depend on the data, and on one record: a chunk sweeps until its slowest record has
+converged (a huge record, 1e150 I say, can add a sweep to its chunk), so a pass's
+time is a side channel. ``MAX_SWEEPS`` bounds it: whatever one record is (huge, tiny, not
+positive definite, with whitened entries that overflow), it changes the time of a pass by
+at most ``MAX_SWEEPS`` sweeps of its chunk and one LAPACK pass of that chunk. It is taken on public conditions only
 (``record_bases_for``): the affine-invariant logarithms of ``SquaredDistanceLoss`` on
 SPD(n), n >= 3 (``SquaredDistanceLoss.affine_logs``), numpy data in memory on the numpy
 backend, numba importable and ``compiled_blocks.ENABLED``, at least ``MIN_ROWS_TO_LOAD``
@@ -289,7 +293,12 @@ def _warm_chunk(data, bases, rotation, whitening, tolerance, max_sweeps, logs, n
             for q in range(p + 1, n):
                 dp, dq = matrices[p, p, m], matrices[q, q, m]
                 relative = (dp - dq) / dq  # G_pq = log1p(x) / (x d_q): exact as x -> 0
-                divided = 1.0 / dq if relative == 0.0 else math.log1p(relative) / (relative * dq)
+                if relative < -0.5:  # d_p << d_q: 1 + x would lose d_p / d_q (log1p(-1))
+                    divided = (diagonal_logs[p] - diagonal_logs[q]) / (dp - dq)
+                elif relative == 0.0:
+                    divided = 1.0 / dq
+                else:
+                    divided = math.log1p(relative) / (relative * dq)
                 logs[m, p, q] = logs[m, q, p] = divided * matrices[p, q, m]
                 total += 2.0 * logs[m, p, q] * logs[m, p, q]
         norms[m] = math.sqrt(total)

@@ -35,9 +35,9 @@ def current_budget():
     """The innermost budget entered with ``with budget:`` in this context, or None.
 
     Estimators created inside ``with budget:`` take it as their default budget. The stack
-    lives in a ``contextvars.ContextVar``: threads and asyncio tasks each see their own
-    (a fit in a worker thread still charges the block open in another thread:
-    ``resolve_budget``).
+    lives in a ``contextvars.ContextVar``: threads and asyncio tasks each see their own,
+    and a block is never visible in another thread, even one started inside it
+    (``active_budgets``).
     """
     return active_budgets.context_budget()
 
@@ -55,24 +55,17 @@ def resolve_budget(budget, epsilon, delta):
     Returns
     -------
     budget : PrivacyBudget
-        ``budget``, else ``current_budget()``, else the budget of the ``with budget:``
-        block open in another thread (a fit in a worker thread started inside the block),
-        else a fresh ``PrivacyBudget(epsilon, delta)`` for this fit alone that also
-        records its releases in the process-wide default ledger
-        (``get_default_budget()``): checking it checks both the fit's own (epsilon,
-        delta) and the default ledger; spending it charges both.
-
-    Raises
-    ------
-    ValueError
-        With no ``budget`` and none in this context, if blocks of different budgets are
-        open in several other threads (``active_budgets.open_budget``).
+        ``budget``, else ``current_budget()`` (a block open in this thread; blocks open
+        in other threads are not looked at), else a fresh ``PrivacyBudget(epsilon,
+        delta)`` for this fit alone that also records its releases in the process-wide
+        default ledger (``get_default_budget()``): checking it checks both the fit's own
+        (epsilon, delta) and the default ledger; spending it charges both.
     """
     if budget is not None:
         if not isinstance(budget, PrivacyBudget):
             raise TypeError(f"budget must be a PrivacyBudget, got {type(budget).__name__}")
         return budget
-    active = active_budgets.open_budget()
+    active = active_budgets.context_budget()
     if active is not None:
         return active
     from geomstats_dp.privacy.default_ledger import fit_budget

@@ -198,6 +198,9 @@ def test_amplifying_accountants_withhold_the_sampled_agents():
          "n_sampled must be <= the number of agents 2"),
         ([NORTH[None].repeat(2, 0), np.array([[0.0, 0.0, 2.0]])], {},
          r"datasets\[1\] \(agent 1\).*not on Hypersphere"),
+        # issue 29, finding 3: the start is checked as by every estimator
+        ([NORTH[None].repeat(2, 0)] * 2, {"init_point": np.array([0.0, 0.0, 2.0])},
+         r"^init_point is not on Hypersphere \(atol=1e-06\)$"),
     ],
 )
 def test_bad_input_names_the_agent_before_charging(data, kwargs, message):

@@ -33,7 +33,7 @@ def test_poisson_sampling_fits_with_a_declared_size():
 @pytest.mark.parametrize("center, message", [
     (np.array([0.0, np.nan, 1.0]), "center holds a non-finite value"),
     (np.array([0.0, 1.0]), r"center must have shape"),
-    (np.array([0.0, 0.0, 2.0]), "center holds 1 points not on Hypersphere"),
+    (np.array([0.0, 0.0, 2.0]), "center is not on Hypersphere"),
 ])
 def test_laplace_center_errors_name_center(center, message):
     budget = PrivacyBudget(1.0, 1e-5)
@@ -62,3 +62,33 @@ def test_noise_warning_on_connectomes_depends_on_epsilon_only():
         high = PrivateFrechetMean(space, epsilon=16.0, clip_norm=1.0,
                                   random_state=0).fit(X)
     assert high.noise_ratio_ < 1
+
+
+@pytest.mark.parametrize("method", ["tangent", "two_stage", "rgd", "rsgd", "rsvrg"])
+@pytest.mark.parametrize("name", ["init_point", "center"])
+def test_every_method_refuses_a_start_off_the_space_before_the_budget(method, name):
+    """Issue 29, finding 3: "tangent" and "two_stage" released a point of norm 1.99 on
+    S^2 from init_point = 2 e_2; every method now refuses it with one message, before the
+    budget (an exhausted budget is not reached: ValueError, not BudgetExceededError)."""
+    budget = PrivacyBudget(1e-9, 1e-12)
+    estimator = PrivateFrechetMean(Hypersphere(2), method=method, clip_norm=1.0,
+                                   budget=budget, random_state=0,
+                                   **{name: np.array([0.0, 0.0, 2.0])})
+    with pytest.raises(ValueError, match=rf"^{name} is not on Hypersphere \(atol=1e-06\)$"):
+        estimator.fit(_points(20, seed=3))
+    assert budget.events == () and not hasattr(estimator, "estimate_")
+
+
+def test_erm_tangent_refuses_a_start_off_the_space():
+    """PrivateERM shares the check (its "tangent" release used the start unchecked)."""
+    from geomstats_dp.learning import PrivateERM
+    from geomstats_dp.optim import SquaredDistanceLoss
+
+    sphere = Hypersphere(2)
+    budget = PrivacyBudget(1.0, 1e-5)
+    estimator = PrivateERM(sphere, SquaredDistanceLoss(sphere), method="tangent",
+                           clip_norm=1.0, init_point=np.array([0.0, np.inf, 1.0]),
+                           budget=budget)
+    with pytest.raises(ValueError, match=r"init_point holds a non-finite value at index \(1,\)"):
+        estimator.fit(_points(20, seed=4))
+    assert budget.events == ()

@@ -220,3 +220,92 @@ def test_private_base_point_is_the_noisy_clipped_tangent_mean(monkeypatch):
     # b = Exp_o(mean of the targets' logs + the first draw), all in closed form here
     expected = _origin_exp((_origin_logs(Y).mean(axis=0) + to_numpy(spy.draws[0]))[None])
     assert np.allclose(to_numpy(estimator.base_point_), expected[0], atol=1e-9)
+
+
+def _scaled_target(theta, scale):
+    """scale x the point at distance theta from the origin along the first axis.
+
+    Off the hyperboloid for scale != 1; its log at the origin, theta / sinh(theta)
+    (scale y - cosh(theta) o), has the normal part theta coth(theta) (scale - 1) o, and
+    a Minkowski norm theta / sinh(theta) sqrt(cosh^2(theta) (2 scale - 1) - scale^2)
+    that vanishes at scale ~ 2 cosh^2(theta): a huge log of norm ~ 0 passes any clip.
+    """
+    return scale * np.array([np.cosh(theta), np.sinh(theta), 0.0])
+
+
+def test_the_clipped_statistic_is_tangent_and_within_the_clip_norm_for_any_log():
+    """Issue 29, finding 2 (the attack): the log at the origin of 201.7 y (y at distance
+    3) has Minkowski norm ~ 0 and a normal part of 600; on the old code it passed the
+    clip and the released block moved by 571 (the noise is tangent, so that part was
+    released exactly, in every seed) where the sensitivity is 2D. Made tangent before
+    its norm is taken, the statistic stays within D of 0, whatever the log."""
+    from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
+
+    _, Y = _data(n_samples=20)
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=2.0,
+                                            base_point=ORIGIN)
+    mechanism = TangentLabelRelease(estimator, len(Y))
+    other = Y.copy()
+    other[3] = _scaled_target(3.0, 2 * np.cosh(3.0) ** 2 - 1)
+    blocks = [to_numpy(mechanism._clipped_logs(targets, to_backend(ORIGIN)))
+              for targets in (Y, other)]
+    moved = blocks[1] - blocks[0]
+    assert np.abs(blocks[1][:, 0]).max() < 1e-12  # tangent at the origin: no normal part
+    # at the origin the metric on tangent vectors is the Euclidean one of the last axes
+    assert np.linalg.norm(moved) <= 2 * 2.0 * (1 + 1e-12)
+    assert not np.delete(moved, 3, axis=0).any()  # only the replaced row moves
+
+
+@pytest.mark.parametrize("base_point", [ORIGIN, None])
+@pytest.mark.parametrize("target, message", [
+    (_scaled_target(3.0, 2 * np.cosh(3.0) ** 2 - 1),
+     r"^Y holds 1 points not on Hyperboloid \(atol=1e-06\): indices \[3\]$"),
+    (np.array([np.nan, 0.0, 0.0]), r"^Y holds a non-finite value at index \(3, 0\)$"),
+    (np.array([1.0, np.inf, 0.0]), r"^Y holds a non-finite value at index \(3, 1\)$"),
+])
+def test_targets_off_the_space_or_not_finite_are_refused_before_any_noise_or_charge(
+        monkeypatch, base_point, target, message):
+    """Issue 29, finding 2: the label release checks its targets as the per-row methods
+    do (same error, the row named), once the budget is checked: nothing drawn, nothing
+    charged, the estimator left unfitted."""
+    X, Y = _data(n_samples=20)
+    Y[3] = target
+    spy = TangentGaussianSpy(monkeypatch)
+    budget = PrivacyBudget(2.0, 1e-4)
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP,
+                                            base_point=base_point, budget=budget,
+                                            random_state=0)
+    with pytest.raises(ValueError, match=message):
+        estimator.fit(X, Y)
+    assert budget.events == () and budget.spent_epsilon == 0 and spy.sigmas == []
+    assert not hasattr(estimator, "method_")
+    rows = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP, method="rgd")
+    with pytest.raises(ValueError, match=message):
+        rows.fit(X, Y)
+
+
+def test_a_target_off_the_space_within_the_tolerance_releases_tangent_coordinates():
+    """A target accepted by the membership check (off by 4e-7, by rounding) has a log
+    with a normal part at b; projected before the clip, the released block has none
+    (the noise is tangent: a normal part would be released without noise)."""
+    X, Y = _data(n_samples=20)
+    Y[3] = _scaled_target(3.0, 1 + 4e-7)
+    for base_point in (ORIGIN, None):
+        estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP,
+                                                base_point=base_point,
+                                                random_state=0).fit(X, Y)
+        base = to_backend(to_numpy(estimator.base_point_))
+        normal = to_numpy(SPACE.embedding_space.metric.inner_product(
+            estimator.labels_, base))
+        assert np.abs(normal).max() < 1e-12, base_point
+
+
+def test_per_row_methods_refuse_a_start_off_the_space_at_fit():
+    """Issue 29, finding 3: the rows' init_point is checked at fit, as every estimator
+    checks its start (it was first read at predict)."""
+    X, Y = _data(n_samples=20)
+    estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=CLIP,
+                                            method="rgd", init_point=2 * ORIGIN)
+    with pytest.raises(ValueError, match=r"^init_point is not on Hyperboloid"):
+        estimator.fit(X, Y)
+    assert not hasattr(estimator, "method_")

@@ -222,3 +222,56 @@ def test_mini_batch_queries_leave_the_bases_alone(monkeypatch):
     expected = oracle_module.clipped_sum_in_chunks(
         AffineLogSums(point), data, np.full(60, 1 / 60), 1.0)
     np.testing.assert_allclose(full, expected, rtol=RTOL)
+
+
+@pytest.mark.parametrize("record", [
+    1e150 * np.eye(4),  # the issue's record: one more sweep for its chunk
+    1e200 * np.eye(4),  # many more
+    np.diag([1e150, 1.0, 1.0, 1.0]),
+    -np.eye(4),  # not positive definite
+])
+@pytest.mark.parametrize("cap", [warm_logs.MAX_SWEEPS, 2])
+def test_one_record_moves_a_pass_by_at_most_the_cap_then_lapack(monkeypatch, record, cap):
+    """Issue 29, finding 6: the sweeps of a chunk depend on each of its records. Run in
+    Python with every sweep counted, a warm pass of a chunk performs at most the cap
+    (``MAX_SWEEPS``; 2 to send these chunks past it) whatever the record, and a chunk
+    not converged by then goes to LAPACK, whose bases it keeps; the sums equal LAPACK's
+    either way. So one record changes a pass by at most the cap's sweeps of its chunk
+    and one LAPACK pass of it."""
+    performed, returned, sweep = [], [], warm_logs._sweep
+
+    def counted(*args):
+        performed[-1] += 1
+        sweep(*args)
+
+    def python_kernel(*args):  # the uncompiled ``_warm_chunk``, calling ``counted``
+        performed.append(0)
+        returned.append(warm_logs._warm_chunk(*args))
+        return returned[-1]
+
+    monkeypatch.setattr(warm_logs, "_sweep", counted)
+    monkeypatch.setattr(warm_logs, "_KERNELS", [python_kernel, *warm_logs._KERNELS[1:]])
+    monkeypatch.setattr(warm_logs, "MAX_SWEEPS", cap)
+    space = spd(4)
+    data = np.asarray(cloud(space, 24, radius=2.0, seed=shifted(11), offset=1.0))
+    data[5] = record
+    bases = warm_logs.RecordBases(len(data))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # LAPACK's log of -I's eigenvalues
+        for point in path(space, shifted(12), [0.05, 1.5, 0.3]):
+            sums = AffineLogSums(point)
+            norms, weighted_sum = bases.bind(sums).rows(0, data)
+            expected_norms, expected_sum = sums(data)
+            np.testing.assert_allclose(norms, expected_norms, rtol=RTOL)
+            coefficients = np.ones(len(data))
+            expected = expected_sum(coefficients)
+            np.testing.assert_allclose(weighted_sum(coefficients), expected, rtol=RTOL,
+                                       atol=RTOL * np.abs(expected).max())
+            if returned and returned[-1] == -1:  # past the cap: LAPACK's bases kept
+                np.testing.assert_array_equal(bases.bases,
+                                              np.linalg.eigh(sums.whiten(data))[1])
+    assert len(performed) == 3  # every pass after the first is warm
+    assert max(performed) <= cap
+    assert all(count == cap for count, result in zip(performed, returned) if result == -1)
+    if cap == 2:  # these records take their chunk past two sweeps at some pass
+        assert -1 in returned

@@ -1,5 +1,6 @@
-"""Budgets across threads: ``with budget:`` reaches fits in worker threads, and concurrent
-fits of one budget are refused at their check, before they read any data."""
+"""Budgets across threads: ``with budget:`` is visible only in the thread that opened it
+(estimators created inside it remember it, in any thread), and concurrent fits of one
+budget are refused at their check, before they read any data."""
 
 import threading
 import time
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 from geomstats.geometry.euclidean import Euclidean
 from joblib import Parallel, delayed
+from sklearn.base import clone
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning import PrivateERM
@@ -18,7 +20,6 @@ from geomstats_dp.privacy import (
     BudgetExceededError,
     PrivacyBudget,
     PureEvent,
-    resolve_budget,
     set_default_budget,
 )
 from tests.optim.spies import TangentGaussianSpy
@@ -58,13 +59,14 @@ def _fit_or_refusal(estimator):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_fits_in_worker_threads_charge_the_open_block(workers, fresh_default):
-    """Estimators created outside the block, fitted inside it by a thread pool: a 0.6
+def test_fits_in_worker_threads_charge_the_block_their_estimators_were_created_in(
+        workers, fresh_default):
+    """Estimators created inside the block, fitted there by a thread pool: a 0.6
     budget takes one fit of 0.5 and refuses the other before it reads the data."""
     loss = ReadCounter(Euclidean(2), pause=0.2)
-    estimators = [_estimator(loss), _estimator(loss)]
     budget = PrivacyBudget(0.6, 1e-5)
     with budget, ThreadPoolExecutor(max_workers=workers) as pool:
+        estimators = [_estimator(loss), _estimator(loss)]
         outcomes = list(pool.map(_fit_or_refusal, estimators))
     fitted = [o for o in outcomes if not isinstance(o, BudgetExceededError)]
     refused = [o for o in outcomes if isinstance(o, BudgetExceededError)]
@@ -74,23 +76,11 @@ def test_fits_in_worker_threads_charge_the_open_block(workers, fresh_default):
     assert fresh_default.events == ()
 
 
-def test_concurrent_fits_without_a_budget_share_the_bounded_default_ledger(fresh_default):
-    """No block: each fit has its own (0.5, 1e-5) and both are held in the bounded
-    default ledger while they run, so the second is refused before it reads data."""
-    bounded = PrivacyBudget(0.6, 1e-5)
-    set_default_budget(bounded)
-    loss = ReadCounter(Euclidean(2), pause=0.2)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        outcomes = list(pool.map(_fit_or_refusal, [_estimator(loss), _estimator(loss)]))
-    fitted = [o for o in outcomes if not isinstance(o, BudgetExceededError)]
-    assert len(fitted) == 1 and loss.reads == 1
-    assert bounded.events == fitted[0].events_
-
-
-def test_joblib_threading_backend_charges_the_open_block(fresh_default):
+def test_joblib_threading_backend_charges_the_block_of_estimators_created_inside(
+        fresh_default):
     budget = PrivacyBudget(5.0, 1e-5)
-    estimators = [_estimator(SquaredDistanceLoss(Euclidean(2))) for _ in range(3)]
     with budget:
+        estimators = [_estimator(SquaredDistanceLoss(Euclidean(2))) for _ in range(3)]
         fitted = Parallel(n_jobs=2, backend="threading")(
             delayed(_fit_or_refusal)(estimator) for estimator in estimators
         )
@@ -98,30 +88,57 @@ def test_joblib_threading_backend_charges_the_open_block(fresh_default):
     assert len(budget.events) == 3 and fresh_default.events == ()
 
 
-def test_blocks_of_different_budgets_in_other_threads_are_ambiguous():
-    opened, done = threading.Barrier(3), threading.Event()
+def test_a_block_open_in_another_thread_is_not_charged(fresh_default):
+    """Issue 29, finding 4: thread A holds ``with block:`` open; thread B, with no block
+    of its own, creates and fits an estimator without a budget. B's fit is charged to a
+    budget of its own, recorded in the default ledger; A's block is not touched (it
+    was, and the default ledger missed the release). The same for a thread started
+    inside the block."""
+    block = PrivacyBudget(10.0, 1e-5)
+    opened, fits_done = threading.Event(), threading.Event()
+    results = {}
 
-    def hold(budget):
-        with budget:
-            opened.wait()
-            done.wait()
+    def holder():
+        with block:
+            opened.set()
+            fits_done.wait(timeout=60)
+            inner = threading.Thread(target=fitter, args=("started inside",))
+            inner.start()
+            inner.join()
 
-    threads = [threading.Thread(target=hold, args=(PrivacyBudget(1.0, 1e-5),))
-               for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    opened.wait()
-    try:
-        with ThreadPoolExecutor(1) as pool, pytest.raises(ValueError, match="budget="):
-            pool.submit(resolve_budget, None, 1.0, 1e-5).result()
-    finally:
-        done.set()
-        for thread in threads:
-            thread.join()
-    # the blocks are closed: a fit in a new thread gets a budget of its own again
+    def fitter(name):
+        results[name] = _fit_or_refusal(_estimator(SquaredDistanceLoss(Euclidean(2))))
+
+    owner = threading.Thread(target=holder)
+    owner.start()
+    assert opened.wait(timeout=60)
+    other = threading.Thread(target=fitter, args=("other thread",))
+    other.start()
+    other.join()
+    fits_done.set()
+    owner.join()
+    assert block.events == ()
+    for name in ("other thread", "started inside"):
+        fit = results[name]
+        assert fit.budget_ is not block and fit.budget_.events == fit.events_, name
+        assert fit.budget_.epsilon == 0.5, name
+    assert fresh_default.events == (results["other thread"].events_
+                                    + results["started inside"].events_)
+
+
+def test_an_estimator_created_inside_a_block_charges_it_from_any_thread(fresh_default):
+    """The documented default: an estimator (or its clone) created inside the block
+    remembers it, and is charged to it when fitted in another thread after the block
+    is closed."""
+    block = PrivacyBudget(10.0, 1e-5)
+    with block:
+        estimator = _estimator(SquaredDistanceLoss(Euclidean(2)))
+    copies = [estimator, clone(estimator)]
     with ThreadPoolExecutor(1) as pool:
-        own = pool.submit(resolve_budget, None, 1.0, 1e-5).result()
-    assert own.events == () and own.epsilon == 1.0
+        fitted = list(pool.map(_fit_or_refusal, copies))
+    assert all(fit.budget_ is block for fit in fitted)
+    assert block.events == fitted[0].events_ + fitted[1].events_
+    assert fresh_default.events == ()
 
 
 def test_concurrent_reservations_never_exceed_the_budget():

@@ -2,7 +2,7 @@
 
 Label-level privacy for structured prediction (features public, targets private).
 Adjacency: replace-one on the targets (y_j replaced by any point of the space, the
-features fixed). Two Gaussian releases, composed exactly in Gaussian DP (the squared
+features fixed; targets off the space or not finite are refused, their indices named). Two Gaussian releases, composed exactly in Gaussian DP (the squared
 Gaussian-DP parameter mu^2 = 1 / z^2 of the whole budget split into shares):
 
 1. the base point b, unless a public one is given: the one-shot clipped tangent mean at
@@ -12,7 +12,8 @@ Gaussian-DP parameter mu^2 = 1 / z^2 of the whole budget split into shares):
    the mean, which never moves it farther from the mean (a projection onto a convex set
    holding it) and keeps b within D of b0 (at a small epsilon the noise alone could put
    b numerically off the space, 10^8 from b0 on the hyperboloid);
-2. v_i = Log_b(y_i), clipped to D in the metric at b (a non-finite v_i counts as zero),
+2. v_i = Log_b(y_i), projected onto the tangent space at b (``space.to_tangent``) and
+   clipped to D in the metric at b (a non-finite v_i counts as zero),
    released as v_i + N_b(0, sigma^2), one tangent Gaussian draw per target: replacing y_j
    changes only v_j, by at most 2D in the metric at b (a fixed inner product), so the
    L2 sensitivity of the [n, d] block is 2D; the rest of mu^2.
@@ -26,12 +27,14 @@ import geomstats.backend as gs
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
+from geomstats_dp.learning._data import check_values
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.optim import canonical_point, clip_tangent_vectors
 from geomstats_dp.optim.step_cap import cap_norm
 from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
 
 BASE_SHARE = 0.1  # share of mu^2 spent on a private base point
+ATOL = 1e-6  # tolerance of the check that targets lie on the space
 
 
 class TangentLabelRelease(ReleaseMechanism):
@@ -75,11 +78,17 @@ class TangentLabelRelease(ReleaseMechanism):
             label="PrivateStructuredPrediction: targets' log-coordinates"),)
 
     def _clipped_logs(self, targets, base_point):
-        metric = self.estimator.space.metric
-        logs = metric.log(to_backend(targets), base_point)
-        return clip_tangent_vectors(metric, logs, base_point, self.clip_norm)
+        space = self.estimator.space
+        # made tangent before the norm is taken: a log with a normal part (a target off
+        # the space by rounding) would pass the clip and release that part without noise
+        logs = space.to_tangent(space.metric.log(to_backend(targets), base_point),
+                                base_point)
+        return clip_tangent_vectors(space.metric, logs, base_point, self.clip_norm)
 
     def release(self, targets, weights, rng):
+        # as the per-row methods: finite targets on the space (indices named), checked
+        # once the budget is, before any noise is drawn or charged
+        check_values(self.estimator.space, targets, ATOL, "Y")
         base_point = self.start
         if not self.public_base:
             mean = gs.mean(self._clipped_logs(targets, base_point), axis=0)

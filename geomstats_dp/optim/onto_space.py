@@ -1,0 +1,91 @@
+"""Keeping the points a step forms on the space, where rounding would leave it.
+
+A large noisy step (a small epsilon, a large clip norm) can form a point that lies on the
+space in exact arithmetic but not in floating point. On SPD, Exp_P(V) = G G^T with the
+eigenvalues exp(m_i) of the whitened V spread over e^100 is indefinite once rounded (its
+smallest eigenvalues are lost in the rounding of the largest), and the next noise draw,
+which factorises the point, fails. ``optim.geodesics`` passes every point it forms through
+here: a point numerically on the space is returned unchanged (the very same values), one
+that is not is projected back:
+
+- SPD: eigenvalues below lambda_max / ``SPD_CONDITION_LIMIT`` are raised to it (the
+  symmetric part, eigenvalues floored: the nearest such matrix in the Frobenius norm);
+- the sphere: x / |x| when | |x| - 1 | exceeds ``SPHERE_TOLERANCE``.
+
+A function of the point and of public constants only: post-processing of the noisy steps
+that formed it (the guarantee covers every iterate).
+"""
+
+import math
+
+import geomstats.backend as gs
+from geomstats.geometry.hypersphere import Hypersphere
+from geomstats.geometry.spd_matrices import SPDMatrices
+
+from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
+
+SPD_CONDITION_LIMIT = 1e12  # largest eigenvalue ratio kept (a Cholesky factor exists)
+SPHERE_TOLERANCE = 1e-10  # | |x| - 1 | beyond which a sphere point is renormalised
+
+
+def floor_spectrum(point):
+    """The SPD point with its eigenvalues floored at lambda_max / SPD_CONDITION_LIMIT,
+    with a factor, or None when ``point`` needs no change.
+
+    Parameters
+    ----------
+    point : array-like, shape=[n, n]
+        Symmetric up to rounding (G G^T).
+
+    Returns
+    -------
+    floored : tuple of array-like, each shape=[n, n], or None
+        (P, F, F^-1) with F F^T = P, the eigenvalues of P at least its largest one over
+        ``SPD_CONDITION_LIMIT``.
+    """
+    symmetric = (point + gs.transpose(point)) / 2
+    eigvals = gs.linalg.eigvalsh(symmetric)
+    largest = float(eigvals[-1])
+    if not math.isfinite(largest) or float(eigvals[0]) >= largest / SPD_CONDITION_LIMIT:
+        return None
+    eigvals, eigvecs = gs.linalg.eigh(symmetric)
+    roots = gs.sqrt(gs.maximum(eigvals, largest / SPD_CONDITION_LIMIT))
+    factor = eigvecs * roots
+    floored = factor @ gs.transpose(factor)
+    return (floored + gs.transpose(floored)) / 2, factor, gs.transpose(eigvecs) / roots[:, None]
+
+
+def floor_spectrum_2x2(point):
+    """``floor_spectrum`` of a 2x2 point given as nested sequences of floats [2, 2]
+    (lower triangle read), in plain arithmetic (``optim.compiled_blocks`` compiles it):
+    (P, F, F^-1) as nested tuples, F the symmetric square root, or None."""
+    (first, _), (off, second) = point
+    low, high, mean, gap = spectrum_2x2(first, second, off)
+    floor = high / SPD_CONDITION_LIMIT
+    if not (high < math.inf and low < floor):  # also None for a non-finite point
+        return None
+    alpha, beta = function_coefficients(floor, high, mean, gap)
+    root_alpha, root_beta = function_coefficients(math.sqrt(floor), math.sqrt(high),
+                                                  mean, gap)
+    inverse_alpha, inverse_beta = function_coefficients(
+        1 / math.sqrt(floor), 1 / math.sqrt(high), mean, gap)
+    return (
+        ((alpha + beta * first, beta * off), (beta * off, alpha + beta * second)),
+        ((root_alpha + root_beta * first, root_beta * off),
+         (root_beta * off, root_alpha + root_beta * second)),
+        ((inverse_alpha + inverse_beta * first, inverse_beta * off),
+         (inverse_beta * off, inverse_alpha + inverse_beta * second)),
+    )
+
+
+def onto_space(space, point):
+    """``point`` [*space.shape], or its projection when rounding left ``space`` (SPD,
+    sphere; other spaces unchanged)."""
+    if isinstance(space, SPDMatrices) and point.ndim == 2:
+        floored = floor_spectrum(point)
+        return point if floored is None else floored[0]
+    if isinstance(space, Hypersphere) and point.ndim == 1:
+        norm = float(gs.linalg.norm(point))
+        if math.isfinite(norm) and norm > 0 and abs(norm - 1) > SPHERE_TOLERANCE:
+            return point / norm
+    return point
