@@ -368,6 +368,13 @@ class PrivateStructuredPrediction(PrivateEstimator):
                   noise_ratio_=ratio)
         return self
 
+    def _check_data(self, X, Y):
+        """Check every pair of (X, Y) as ``fit`` does (an error names the index in X or Y);
+        the private search checks its whole data with it before any run."""
+        _check_features(X, "X")
+        check_values(self.space, check_shape(self.space, Y, min_samples=1, name="Y"), ATOL,
+                     "Y")
+
     def _set(self, **fitted):
         for name, value in fitted.items():
             setattr(self, name, value)
