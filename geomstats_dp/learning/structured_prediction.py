@@ -285,6 +285,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
                "clip_norms_")
     _MECHANISMS = {"labels": TangentLabelRelease}
     _ROW_METHODS = ("rgd", "rsgd", "rsvrg")
+    # fit releases nothing and checks the targets: a search planning it reads them
+    _planning_reads_data = True
 
     def __init__(self, space, bandwidth=None, regularization=None, epsilon=1.0,
                  delta=1e-5, clip_norm=None, method="labels", base_point=None, n_iter=None,

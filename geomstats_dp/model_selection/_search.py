@@ -4,7 +4,9 @@ fit(X, y): check parameters -> candidates (public) -> a seeded split of the data
 training and validation parts (public; the estimator's split protocol, ``splits``) -> each
 candidate's planned events at a trial epsilon (``planning``: nothing read) -> the largest
 per-run epsilon whose SelectionEvent
-fits the search's share, and the refit's epsilon -> budget.check -> K drawn from its law
+fits the search's share, and the refit's epsilon -> budget.check -> every record checked
+as the estimator's fit checks it (an invalid one is refused wherever the split puts it;
+before the planning for an estimator whose planning reads data) -> K drawn from its law
 and never published -> k_max runs (``max_runs``, public), the best of the first min(K,
 k_max) kept -> spend the SelectionEvent -> refit (its own events).
 """
@@ -180,6 +182,8 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         shape = self._check_params()
         rng = get_rng(self.random_state, secure=self._secure)
         candidates = self._checked_candidates(rng)
+        if getattr(self.estimator, "_planning_reads_data", False):
+            self._check_data(X, y)  # planning it fits on the training part: check first
         splits = split_class(self.estimator)(X, y, self.validation_fraction, rng)
         refit_seed = int(rng.integers(2**31 - 1))  # drawn before K: it does not depend on it
         mean = float(self.mean_runs or RUNS_PER_CANDIDATE * len(candidates))
