@@ -307,7 +307,7 @@ class PriRFed(PrivateEstimator):
             raise ValueError("datasets must hold at least one agent, got none")
         arrays, shape = [], None
         for index, data in enumerate(datasets):
-            data = to_numpy(data) if hasattr(data, "detach") else np.asarray(data, dtype=float)
+            data = check_array(data, f"datasets[{index}] (agent {index})", min_ndim=0)
             if data.ndim < 1 or len(data) == 0:
                 raise ValueError(f"datasets[{index}] (agent {index}) is empty: "
                                  "every agent must hold at least one record")
@@ -320,6 +320,23 @@ class PriRFed(PrivateEstimator):
                 )
             arrays.append(data)
         return arrays
+
+    def _check_data(self, datasets, y=None, groups=None):
+        """Check every agent's records as ``fit`` does (an error names the agent and the
+        record's index in its array); the private search checks its whole data with it
+        before any run."""
+        self._checked_values(self._check_agents(self._split(datasets, groups)))
+
+    def _checked_values(self, arrays):
+        """The agents' records after the loss's check of their values."""
+        loss = self._make_loss()
+        checked = []
+        for index, data in enumerate(arrays):
+            try:
+                checked.append(loss.check_data(to_backend(data)))
+            except (ValueError, TypeError) as error:
+                raise type(error)(f"datasets[{index}] (agent {index}): {error}") from None
+        return checked
 
     def _make_loss(self):
         if self.loss is None:
@@ -352,12 +369,7 @@ class PriRFed(PrivateEstimator):
         settings = self._settings(sizes)
         event, (local_epsilon, local_delta, guarantee) = self._event(sizes, settings, budget)
         loss = self._make_loss()
-        checked = []
-        for index, data in enumerate(arrays):  # values, after the budget check
-            try:
-                checked.append(loss.check_data(to_backend(data)))
-            except (ValueError, TypeError) as error:
-                raise type(error)(f"datasets[{index}] (agent {index}): {error}") from None
+        checked = self._checked_values(arrays)  # values, after the budget check
         start = self._start()
         clip_norm = self.clip_norm
         if clip_norm is None:

@@ -59,7 +59,7 @@ class AgentSplit:
         self.train_sizes = [len(agent.train) for agent in self.agents]
 
     @classmethod
-    def held_out(cls, X, y=None):
+    def held_out(cls, X, y=None, shapes=(None, None)):
         """Every record of every agent in the validation parts: the federation a fitted
         PriRFed is scored on by ``private_score`` (the score of the module notes, the
         agents adding their noise). Reads the shapes only.
@@ -68,13 +68,16 @@ class AgentSplit:
         ----------
         X : list of array-like, each shape=[n_i, ...]
         y : None
+        shapes : (tuple or None, None)
+            The shape of one record PriRFed's loss takes (None: any).
 
         Returns
         -------
         split : AgentSplit
         """
         split = cls.__new__(cls)
-        split._keep([RecordSplit.held_out(records, None, name) for records, name in _agents(X, y)])
+        split._keep([RecordSplit.held_out(records, None, name, shapes)
+                     for records, name in _agents(X, y)])
         return split
 
     def _keep(self, agents):

@@ -38,6 +38,11 @@ class PrivateEstimator(BaseEstimator):
             tags.transformer_tags = TransformerTags()
         return tags
 
+    def _check_data(self, X, y=None):
+        """Raise the error ``fit`` raises on a value of (X, y) it refuses (none here;
+        estimators that refuse values override it). The private search checks its whole
+        data with it before any run."""
+
     def _start_fit(self, epsilon, delta):
         """Clear the fitted attributes; return the budget this fit charges."""
         for name in self._FITTED:

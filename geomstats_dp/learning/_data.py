@@ -15,9 +15,10 @@ def check_array(X, name, min_ndim=2, lazy=False):
     Raises
     ------
     TypeError
-        Complex values (their imaginary part would be lost).
+        Complex values (their imaginary part would be lost), strings or bytes (even
+        numeric ones: ``"1.5"`` is not a number).
     ValueError
-        Values that are not numbers (e.g. strings), or fewer than ``min_ndim`` axes.
+        Values that are not numbers, or fewer than ``min_ndim`` axes.
     """
     if lazy and is_dask_array(X):
         return check_dask_array(X, name, min_ndim)
@@ -26,6 +27,9 @@ def check_array(X, name, min_ndim=2, lazy=False):
     raw = np.asarray(X)
     if np.iscomplexobj(raw):
         raise TypeError(f"{name} must hold real numbers, got complex values ({raw.dtype})")
+    if raw.dtype.kind in "USO" and (raw.dtype.kind != "O" or any(
+            isinstance(value, (str, bytes)) for value in raw.flat)):
+        raise TypeError(f"{name} must hold real numbers, got strings ({raw.dtype})")
     try:
         array = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -58,11 +62,18 @@ def check_shape(space, X, min_samples=2, name="X", lazy=False):
         Wrong shape or fewer than ``min_samples`` points.
     """
     points = check_array(X, name, min_ndim=1, lazy=lazy)
-    shape = tuple(space.shape)
-    if points.ndim != len(shape) + 1 or points.shape[1:] != shape:
-        raise ValueError(f"{name} must have shape [n_samples, *{shape}], got {points.shape}")
+    check_record_shape(points, tuple(space.shape), name)
     check_sample_count(points.shape[0], name, min_samples)
     return points
+
+
+def check_record_shape(points, shape, name="X"):
+    """Raise ValueError unless ``points`` has shape [n_samples, *shape] (both named)."""
+    shape = tuple(shape)
+    if points.ndim != len(shape) + 1 or tuple(points.shape[1:]) != shape:
+        raise ValueError(
+            f"{name} must have shape [n_samples, *{shape}], got {tuple(points.shape)}"
+        )
 
 
 def check_values(space, points, atol, name="X"):

@@ -9,7 +9,7 @@ defaults and the mechanisms they offer on top of it.
 
 
 
-from geomstats_dp._dask import is_dask_array
+from geomstats_dp._dask import check_records, is_dask_array
 from geomstats_dp._validation import (
     check_positive_finite,
     check_positive_int,
@@ -254,6 +254,12 @@ class PrivateERM(PrivateEstimator):
         if isinstance(self.loss, PerSampleLoss):
             return self.loss
         return CallableLoss(self.space, self.loss, self.gradient, self.gradient_kind)
+
+    def _check_data(self, X, y=None):
+        """Check every record of (X, y) as ``fit`` does (an error names the record's index
+        in X); the private search checks its whole data with it before any run."""
+        data, _ = self._check_input(X, y, None)
+        check_records(self._make_loss(), data)
 
     def _check_input(self, X, y, sample_weight):
         """Shape-only checks of the data; returns (data, weights or None).

@@ -284,6 +284,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
                "clip_norms_")
     _MECHANISMS = {"labels": TangentLabelRelease}
     _ROW_METHODS = ("rgd", "rsgd", "rsvrg")
+    # fit releases nothing and checks the targets: a search planning it reads them
+    _planning_reads_data = True
 
     def __init__(self, space, bandwidth=None, regularization=None, epsilon=1.0,
                  delta=1e-5, clip_norm=None, method="labels", base_point=None, n_iter=None,
@@ -368,6 +370,13 @@ class PrivateStructuredPrediction(PrivateEstimator):
                   method_=self.method, bandwidth_=bandwidth, regularization_=regularization,
                   noise_ratio_=ratio)
         return self
+
+    def _check_data(self, X, Y):
+        """Check every pair of (X, Y) as ``fit`` does (an error names the index in X or Y);
+        the private search checks its whole data with it before any run."""
+        _check_features(X, "X")
+        check_values(self.space, check_shape(self.space, Y, min_samples=1, name="Y"), ATOL,
+                     "Y")
 
     def _set(self, **fitted):
         for name, value in fitted.items():

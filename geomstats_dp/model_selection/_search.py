@@ -4,8 +4,11 @@ fit(X, y): check parameters -> candidates (public) -> a seeded split of the data
 training and validation parts (public; the estimator's split protocol, ``splits``) -> each
 candidate's planned events at a trial epsilon (``planning``: nothing read) -> the largest
 per-run epsilon whose SelectionEvent
-fits the search's share, and the refit's epsilon -> budget.check -> K runs, K drawn from
-its law and never published -> spend the SelectionEvent -> refit (its own events).
+fits the search's share, and the refit's epsilon -> budget.check -> every record checked
+as the estimator's fit checks it (an invalid one is refused wherever the split puts it;
+before the planning for an estimator whose planning reads data) -> K drawn from its law
+and never published -> k_max runs (``max_runs``, public), the best of the first min(K,
+k_max) kept -> spend the SelectionEvent -> refit (its own events).
 """
 
 import contextlib
@@ -18,7 +21,11 @@ from sklearn.base import MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
 from geomstats_dp._backend import get_rng
-from geomstats_dp._validation import check_positive_finite, check_probability
+from geomstats_dp._validation import (
+    check_positive_finite,
+    check_positive_int,
+    check_probability,
+)
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.model_selection.calibration import largest_epsilon
 from geomstats_dp.model_selection.planning import planned_events
@@ -32,11 +39,16 @@ from geomstats_dp.privacy import (
     compose,
 )
 from geomstats_dp.privacy.renyi import ledger_rdp
-from geomstats_dp.privacy.selection import sample_runs
+from geomstats_dp.privacy.selection import max_runs, sample_runs
 
 RUN_LAWS = {"logarithmic": 0.0, "geometric": 1.0, "poisson": math.inf}
 # default E[K]: a given candidate is never tried with probability e^-2 under the Poisson law
 RUNS_PER_CANDIDATE = 2
+# the most candidates a search takes: each is planned at every step of the calibration
+MAX_CANDIDATES = 1000
+# max_runs="auto": P[K > k_max] <= delta / (TRUNCATION_SHARE (1 + e^epsilon)), so that the
+# accountant's (1 + e^epsilon) P[K > k_max] is at most 1% of delta
+TRUNCATION_SHARE = 100
 RESERVED = ("epsilon", "delta", "budget", "random_state", "secure")
 SEARCH_FITTED = ("best_index_", "best_params_", "best_score_", "best_estimator_",
                  "cv_results_", "run_epsilon_", "refit_epsilon_", "events_", "budget_",
@@ -58,7 +70,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
 
     def __init__(self, estimator, *, epsilon=1.0, delta=1e-5, loss_bound=None,
                  runs="poisson", mean_runs=None, validation_fraction=0.25, refit=True,
-                 refit_fraction=0.5, score_method="laplace", budget=None,
+                 refit_fraction=0.5, score_method="laplace", max_runs="auto", budget=None,
                  random_state=None):
         self.estimator = estimator
         self.epsilon = epsilon
@@ -70,6 +82,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         self.refit = refit
         self.refit_fraction = refit_fraction
         self.score_method = score_method
+        self.max_runs = max_runs
         self.budget = budget
         self.random_state = random_state
         self._remember_budget()
@@ -112,6 +125,22 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
             f"negative binomial law, got {self.runs!r}"
         )
 
+    def _public_runs(self, mean, shape):
+        """k_max, the public number of runs of every search (None: K runs, module notes
+        of ``search``)."""
+        if self.max_runs is None:
+            return None
+        if isinstance(self.max_runs, str) and self.max_runs == "auto":
+            tail = self.delta / (TRUNCATION_SHARE * (1 + math.exp(min(self.epsilon, 700.0))))
+            return max_runs(mean, shape, tail)
+        runs = check_positive_int(self.max_runs, "max_runs")
+        if runs < mean:
+            raise ValueError(
+                f"max_runs must be None, 'auto' or an integer >= the mean number of runs "
+                f"({mean:g}), got {runs}"
+            )
+        return runs
+
     def _checked_candidates(self, rng):
         candidates = [dict(candidate) for candidate in self._candidates(rng)]
         if not candidates:
@@ -153,16 +182,20 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         shape = self._check_params()
         rng = get_rng(self.random_state, secure=self._secure)
         candidates = self._checked_candidates(rng)
+        if getattr(self.estimator, "_planning_reads_data", False):
+            self._check_data(X, y)  # planning it fits on the training part: check first
         splits = split_class(self.estimator)(X, y, self.validation_fraction, rng)
         refit_seed = int(rng.integers(2**31 - 1))  # drawn before K: it does not depend on it
         mean = float(self.mean_runs or RUNS_PER_CANDIDATE * len(candidates))
+        law = (mean, shape, self._public_runs(mean, shape))
         mechanism = score_mechanism(self.score_method, secure=self._secure)
         with _public_warnings():
             run_epsilon, (selection, charged) = self._calibrate_search(
-                candidates, splits, mechanism, mean, shape)
+                candidates, splits, mechanism, law)
             refit_epsilon, refit_delta, refit_events = self._calibrate_refit(
                 candidates, splits, selection)
         budget.check(selection, *refit_events)
+        self._check_data(X, y)
         best = self._select(candidates, splits, mechanism, (selection, charged),
                             run_epsilon, rng)
         budget.spend(selection)
@@ -174,6 +207,14 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                                                refit_seed)
             self.events_ += getattr(self.best_estimator_, "events_", ())  # SP: none
         return self
+
+    def _check_data(self, X, y):
+        """Check every record of (X, y) as the estimator's fit does, before any run or
+        charge: an invalid record raises the same error (its index in X) wherever the
+        split puts it."""
+        check = getattr(clone(self.estimator), "_check_data", None)
+        if check is not None:
+            check(X, y) if y is not None else check(X)
 
     @property
     def _secure(self):
@@ -190,8 +231,9 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                                  delta=self.delta if delta is None else delta)
         return estimator
 
-    def _selection(self, candidates, splits, mechanism, mean, shape, epsilon):
-        """(SelectionEvent, each candidate's charged events) of runs at ``epsilon``.
+    def _selection(self, candidates, splits, mechanism, law, epsilon):
+        """(SelectionEvent, each candidate's charged events) of runs at ``epsilon``; ``law``
+        is (E[K], shape, k_max).
 
         The selection's ledgers are the runs' RDP ledgers (``splits.run_cost``: one per
         candidate for a record split, one per agent plan for PriRFed); nothing is read.
@@ -201,21 +243,23 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         score = mechanism.events(epsilon, self.delta, self.loss_bound / splits.n_validation,
                                  f"{type(self).__name__}: private score")
         ledgers = tuple(ledger for _, run_ledgers in costs for ledger in run_ledgers)
+        mean, shape, runs = law
         selection = SelectionEvent(ledgers, score, mean, shape,
-                                   label=f"{type(self).__name__}: best of K runs")
+                                   label=f"{type(self).__name__}: best of K runs",
+                                   max_runs=runs)
         return selection, [charged for charged, _ in costs]
 
-    def _calibrate_search(self, candidates, splits, mechanism, mean, shape):
+    def _calibrate_search(self, candidates, splits, mechanism, law):
         """The per-run epsilon, and the SelectionEvent and charged events at it, that fit
         the search's share."""
         target = self.epsilon * (1 - self.refit_fraction if self.refit else 1.0)
 
         def cost(epsilon):
-            event, _ = self._selection(candidates, splits, mechanism, mean, shape, epsilon)
+            event, _ = self._selection(candidates, splits, mechanism, law, epsilon)
             return compose([event], self.delta).epsilon
 
         epsilon = largest_epsilon(cost, target, "search")
-        return epsilon, self._selection(candidates, splits, mechanism, mean, shape, epsilon)
+        return epsilon, self._selection(candidates, splits, mechanism, law, epsilon)
 
     def _calibrate_refit(self, candidates, splits, selection):
         """Refit epsilon (one for every candidate), delta, and the costliest candidate's
@@ -252,9 +296,11 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         return epsilon, delta, costliest
 
     def _select(self, candidates, splits, mechanism, planned, epsilon, rng):
-        """Run K times; return (candidate index, fitted estimator, score) of the best run.
+        """Run k_max times (K without ``max_runs``); return (candidate index, fitted
+        estimator, score) of the best of the first min(K, k_max) runs.
 
-        ``planned`` is (the SelectionEvent, each candidate's charged events).
+        ``planned`` is (the SelectionEvent, each candidate's charged events). Every run
+        draws, fits and scores alike, so the time of the search depends on k_max only.
 
         A run whose iterate fails numerically (LinAlgError, a function of its noisy
         iterates) scores -inf. (0, None, nan) when no run succeeds (K = 0 under the Poisson
@@ -264,7 +310,8 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         best = (0, None, -math.inf)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for _ in range(sample_runs(selection.mean, selection.shape, rng)):
+            hidden = sample_runs(selection.mean, selection.shape, rng)
+            for run in range(hidden if selection.max_runs is None else selection.max_runs):
                 index = int(rng.integers(len(candidates)))
                 ledger = PrivacyBudget(sys.float_info.max, self.delta)
                 estimator = self._candidate(candidates[index], epsilon, ledger,
@@ -280,7 +327,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                     )
                 score = -splits.noisy_loss(losses, self.loss_bound, mechanism,
                                            selection.score[0], rng)
-                if score > best[2]:
+                if run < hidden and score > best[2]:
                     best = (index, estimator, score)
         _reemit_leaks(caught)
         return best if best[1] is not None else (0, None, math.nan)

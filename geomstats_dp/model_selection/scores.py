@@ -38,10 +38,12 @@ N agents' draws (``federated.search_split``).
 from fractions import Fraction
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import get_rng
 from geomstats_dp._validation import check_positive_finite, check_probability
 from geomstats_dp.model_selection.splits import split_class
+from geomstats_dp.model_selection.validation_losses import record_shapes
 from geomstats_dp.privacy import (
     GaussianEvent,
     PureEvent,
@@ -229,12 +231,22 @@ def private_score(estimator, X, y=None, *, epsilon, loss_bound, delta=0.0, metho
     -------
     score : float
         -(clipped mean loss + noise); for PriRFed the noise is the sum of the agents'.
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        ``estimator`` is not fitted.
+    TypeError, ValueError
+        X or y holds strings, or records of another shape than the estimator's
+        (``validation_losses.record_shapes``); before the budget is checked.
     """
     mechanism = score_mechanism(method, secure)
     rng = get_rng(random_state, secure)
     epsilon = check_positive_finite(epsilon, "epsilon")
     loss_bound = check_positive_finite(loss_bound, "loss_bound")
-    scored = split_class(estimator).held_out(X, y)  # shapes only: n_validation is public
+    check_is_fitted(estimator)
+    # shapes only: n_validation is public
+    scored = split_class(estimator).held_out(X, y, shapes=record_shapes(estimator))
     events = mechanism.events(epsilon, delta, loss_bound / scored.n_validation,
                               f"private score of {type(estimator).__name__}")
     budget = resolve_budget(budget, epsilon, delta)

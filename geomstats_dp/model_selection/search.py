@@ -11,6 +11,13 @@ fitted estimator. The whole search is one ``SelectionEvent`` in the ledger, acco
 Papernot & Steinke (2022, Thms. 2 and 6) on the RDP curves of the runs' events. The refit
 on all data (``refit=True``) is the estimator's own release, charged as its own events.
 
+Time. The bound needs K hidden, and a search making K runs takes a time that grows with K.
+By default (``max_runs="auto"``) every search makes the same public number of runs k_max,
+the smallest with P[K > k_max] <= delta / (100 (1 + e^epsilon)), and releases the best of
+the first min(K, k_max): time then depends on k_max only, assuming a run's time reveals
+nothing private. The accountant adds (1 + e^epsilon) P[K > k_max] to delta
+(``geomstats_dp.privacy.selection``). It costs k_max / E[K] times the runs of K.
+
 PriRFed (a list of agents' datasets) is searched through the split protocol
 (``splits``): each agent's records are split, the score is each agent's clipped loss sum
 with the agent's own noise, summed by the server, under PriRFed's record-level
@@ -19,7 +26,8 @@ replace-one adjacency within an agent (``geomstats_dp.federated.search_split``).
 
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 
-from geomstats_dp.model_selection._search import BasePrivateSearchCV
+from geomstats_dp._validation import check_positive_int
+from geomstats_dp.model_selection._search import MAX_CANDIDATES, BasePrivateSearchCV
 
 
 class PrivateGridSearchCV(BasePrivateSearchCV):
@@ -43,7 +51,8 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
         search's (a refit that charges an (epsilon, delta) event, PriRFed's, is fitted at
         ``refit_fraction`` delta).
     param_grid : dict or list of dict
-        As scikit-learn's ``ParameterGrid``; public.
+        As scikit-learn's ``ParameterGrid``; public; at most ``MAX_CANDIDATES`` (1000)
+        candidates.
     epsilon : float
         What the search and the refit cost together, > 0.
     delta : float
@@ -70,6 +79,12 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
         alone; the refit gets what is left of epsilon (composition is not additive).
     score_method : {"laplace", "gaussian"}
         The noise of the private score (``geomstats_dp.model_selection.scores``).
+    max_runs : "auto", int or None
+        The public number of runs k_max every search makes (the best of the first
+        min(K, k_max) is released; module notes): "auto" gives the smallest with
+        P[K > k_max] <= delta / (100 (1 + e^epsilon)); an integer >= E[K] is taken as is
+        (the accountant adds (1 + e^epsilon) P[K > k_max] to delta). None: K runs, and
+        the search's time reveals K.
     budget : PrivacyBudget, optional
         Charged; default the active one (``with budget:``), else a fresh budget
         (epsilon, delta) recorded in the default ledger.
@@ -103,18 +118,24 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=1e-5, loss_bound=None,
                  runs="poisson", mean_runs=None, validation_fraction=0.25, refit=True,
-                 refit_fraction=0.5, score_method="laplace", budget=None,
+                 refit_fraction=0.5, score_method="laplace", max_runs="auto", budget=None,
                  random_state=None):
         super().__init__(
             estimator, epsilon=epsilon, delta=delta, loss_bound=loss_bound, runs=runs,
             mean_runs=mean_runs, validation_fraction=validation_fraction, refit=refit,
-            refit_fraction=refit_fraction, score_method=score_method, budget=budget,
-            random_state=random_state,
+            refit_fraction=refit_fraction, score_method=score_method, max_runs=max_runs,
+            budget=budget, random_state=random_state,
         )
         self.param_grid = param_grid
 
     def _candidates(self, rng):
-        return list(ParameterGrid(self.param_grid))
+        grid = ParameterGrid(self.param_grid)
+        if len(grid) > MAX_CANDIDATES:
+            raise ValueError(
+                f"param_grid must hold at most {MAX_CANDIDATES} candidates (each is planned "
+                f"and tried), got {len(grid)}"
+            )
+        return list(grid)
 
 
 class PrivateRandomizedSearchCV(BasePrivateSearchCV):
@@ -129,9 +150,9 @@ class PrivateRandomizedSearchCV(BasePrivateSearchCV):
     param_distributions : dict or list of dict
         As scikit-learn's ``ParameterSampler``: lists or scipy.stats distributions.
     n_iter : int
-        Number of candidates drawn.
+        Number of candidates drawn, from 1 to ``MAX_CANDIDATES`` (1000).
     epsilon, delta, loss_bound, runs, mean_runs, validation_fraction, refit,
-    refit_fraction, score_method, budget, random_state
+    refit_fraction, score_method, max_runs, budget, random_state
         As in ``PrivateGridSearchCV``.
 
     Attributes
@@ -144,17 +165,23 @@ class PrivateRandomizedSearchCV(BasePrivateSearchCV):
     def __init__(self, estimator, param_distributions, *, n_iter=10, epsilon=1.0,
                  delta=1e-5, loss_bound=None, runs="poisson", mean_runs=None,
                  validation_fraction=0.25, refit=True, refit_fraction=0.5,
-                 score_method="laplace", budget=None, random_state=None):
+                 score_method="laplace", max_runs="auto", budget=None, random_state=None):
         super().__init__(
             estimator, epsilon=epsilon, delta=delta, loss_bound=loss_bound, runs=runs,
             mean_runs=mean_runs, validation_fraction=validation_fraction, refit=refit,
-            refit_fraction=refit_fraction, score_method=score_method, budget=budget,
-            random_state=random_state,
+            refit_fraction=refit_fraction, score_method=score_method, max_runs=max_runs,
+            budget=budget, random_state=random_state,
         )
         self.param_distributions = param_distributions
         self.n_iter = n_iter
 
     def _candidates(self, rng):
+        n_iter = check_positive_int(self.n_iter, "n_iter")
+        if n_iter > MAX_CANDIDATES:
+            raise ValueError(
+                f"n_iter must be at most {MAX_CANDIDATES} (each candidate is planned and "
+                f"tried), got {n_iter}"
+            )
         seed = int(rng.integers(2**31 - 1))
         return list(ParameterSampler(self.param_distributions, self.n_iter,
                                      random_state=seed))

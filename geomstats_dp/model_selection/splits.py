@@ -30,6 +30,7 @@ split class in its class attribute ``_search_split``: ``PriRFed``'s is
 import numpy as np
 
 from geomstats_dp._backend import to_numpy
+from geomstats_dp.learning._data import check_array, check_record_shape
 from geomstats_dp.model_selection.clipping import clipped_losses
 from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.validation_losses import record_losses
@@ -56,7 +57,7 @@ class RecordSplit:
     """
 
     def __init__(self, X, y, validation_fraction, rng, name="X"):
-        self._keep(to_numpy(X), None if y is None else to_numpy(y), name)
+        self._keep(X, y, name)
         n_samples = len(self.X)
         self.n_validation = max(1, round(validation_fraction * n_samples))
         if n_samples - self.n_validation < 2:
@@ -70,7 +71,7 @@ class RecordSplit:
         self.train = np.sort(order[self.n_validation:])
 
     @classmethod
-    def held_out(cls, X, y=None, name="X"):
+    def held_out(cls, X, y=None, name="X", shapes=(None, None)):
         """Every record of (X, y) in the validation part, none to train on: the data of a
         score on its own (``private_score``). Reads the shapes only.
 
@@ -80,6 +81,9 @@ class RecordSplit:
         y : array-like, shape=[n_samples, ...], optional
         name : str
             How the error messages name X.
+        shapes : (tuple or None, tuple or None)
+            The shape of one record of X and of y the scored estimator takes
+            (``validation_losses.record_shapes``); None: any.
 
         Returns
         -------
@@ -87,14 +91,20 @@ class RecordSplit:
         """
         split = cls.__new__(cls)
         split._keep(X, y, name)
-        if len(X) < 1:
+        for array, array_name, shape in ((split.X, name, shapes[0]), (split.y, "y", shapes[1])):
+            if array is not None and shape is not None:
+                check_record_shape(array, shape, array_name)
+        if len(split.X) < 1:
             raise ValueError(f"{name} must hold at least one record")
         split.n_validation = len(X)
         split.validation, split.train = slice(None), slice(0)
         return split
 
     def _keep(self, X, y, name):
-        """Keep (X, y), checking that y has one row per record."""
+        """Keep (X, y) as float64 arrays (``check_array``: strings refused), checking that y
+        has one row per record."""
+        X = check_array(X, name, min_ndim=1)
+        y = None if y is None else check_array(y, "y", min_ndim=1)
         if y is not None and len(y) != len(X):
             raise ValueError(f"y must hold one row per row of {name} ({len(X)}), got "
                              f"{len(y)}")

@@ -17,13 +17,15 @@ from geomstats_dp.learning import (
     PrivatePCA,
     PrivateStructuredPrediction,
 )
-from geomstats_dp.optim import PairedSamples
+from geomstats_dp.optim import PairedSamples, SquaredDistanceLoss
 
 
 def pca_losses(estimator, X, y=None):
-    """|x - mean|^2 - |W^T (x - mean)|^2: the squared reconstruction error of each row."""
+    """|x - mean|^2 - |W^T (x - mean)|^2: the squared reconstruction error of each row
+    (non-finite for a non-finite row, which ``fit`` zeroes and ``transform`` refuses)."""
     rows = np.asarray(X, dtype=np.float64) - to_numpy(estimator.mean_)
-    return (rows**2).sum(axis=1) - (to_numpy(estimator.transform(X)) ** 2).sum(axis=1)
+    projected = rows @ to_numpy(estimator.components_).T
+    return (rows**2).sum(axis=1) - (projected**2).sum(axis=1)
 
 
 def matrix_completion_losses(estimator, X, y=None):
@@ -57,6 +59,22 @@ LOSSES = (  # the first class that matches wins: subclasses before their bases
     (PrivateStructuredPrediction, structured_prediction_losses),
     (PrivateERM, point_losses),
 )
+
+
+def record_shapes(estimator):
+    """(shape of one record of X, of y) a fitted estimator's losses take; None: any.
+
+    From public attributes only: the number of features seen in fit, or the space of a
+    squared-distance loss (a user's loss fixes no shape).
+    """
+    if isinstance(estimator, (PrivatePCA, PrivateMatrixCompletion)):
+        return (estimator.n_features_in_,), None
+    if isinstance(estimator, PrivateStructuredPrediction):
+        return (estimator.n_features_in_,), tuple(estimator.space.shape)
+    loss = estimator._make_loss() if hasattr(estimator, "_make_loss") else None
+    if isinstance(loss, SquaredDistanceLoss):
+        return tuple(loss.space.shape), None
+    return None, None
 
 
 def record_losses(estimator, X, y=None):

@@ -10,6 +10,9 @@ guarantee, so the smallest one is reported):
    converted with Balle et al. (2020, Thm. 21).
 3. A private selection (``SelectionEvent``, Papernot & Steinke 2022) in the ledger: the
    RDP composition of everything (its bound is an RDP curve; at delta = 0 it is infinite).
+   A selection with a public number of runs k_max differs from the best of K runs with
+   probability tau = P[K > k_max] (``selection``): the RDP bound is converted at
+   delta - (1 + e^epsilon) sum tau (``_truncated_rdp``).
 4. Pure epsilon-DP events mixed with Gaussian ones: the smaller of
    (a) the Gaussian part by rule 1 or 2 plus the sum of the pure epsilons (basic
        composition of (eps_G, delta) with (eps_i, 0) releases), and
@@ -42,6 +45,7 @@ from geomstats_dp.privacy.events import (
 )
 from geomstats_dp.privacy.gaussian_dp import gdp_epsilon
 from geomstats_dp.privacy.renyi import ledger_epsilon
+from geomstats_dp.privacy.selection import selection_truncation
 
 METHODS = ("auto", "rdp", "pld")
 _DELTA_SPLITS = (0.1, 0.25, 0.5, 0.75, 0.9)  # fractions of the slack given to delta'
@@ -110,8 +114,10 @@ def compose(events, delta, method="auto"):
     pure_total = math.fsum(event.epsilon for event in events if isinstance(event, PureEvent))
     if delta == 0:
         return Guarantee(math.inf if gaussians or selections else pure_total, delta, "pure")
+    if selections:
+        return _truncated_rdp(events, delta)
     whole = Guarantee(ledger_epsilon(events, delta), delta, "rdp")
-    if method == "rdp" or selections:
+    if method == "rdp":
         return whole
     split = _gaussian_part(gaussians, delta)
     if pure_total > 0:
@@ -149,6 +155,28 @@ def compose_epsilon(events, delta, method="auto"):
     >>> compose_epsilon([GaussianEvent(2.0, n_steps=100)], delta=1e-5)  # doctest: +SKIP
     """
     return compose(events, delta, method).epsilon
+
+
+def _truncated_rdp(events, delta):
+    """The RDP composition of a ledger with selections, at delta less their truncation.
+
+    With tau the sum of the selections' P[K > k_max], the ledger is (epsilon(d), d +
+    (1 + e^epsilon(d)) tau)-DP for every d (``selection`` module notes); epsilon(d)
+    decreases in d. From d_0 = delta - (1 + e^epsilon(delta / 2)) tau >= delta / 2,
+    d_1 = delta - (1 + e^epsilon(d_0)) tau >= d_0 meets d_1 + (1 + e^epsilon(d_1)) tau
+    <= delta. Infinite if d_0 < delta / 2.
+    """
+    tau = math.fsum(selection_truncation(event) for event in events
+                    if isinstance(event, SelectionEvent))
+    if tau == 0:
+        return Guarantee(ledger_epsilon(events, delta), delta, "rdp")
+    rdp_delta = delta / 2
+    for _ in range(2):
+        epsilon = ledger_epsilon(events, rdp_delta)
+        rdp_delta = delta - (1 + math.exp(min(epsilon, 700.0))) * tau
+        if rdp_delta < delta / 2:
+            return Guarantee(math.inf, delta, "rdp")
+    return Guarantee(ledger_epsilon(events, rdp_delta), delta, "rdp")
 
 
 def _gaussian_part(gaussians, delta):

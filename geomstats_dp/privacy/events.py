@@ -235,6 +235,11 @@ class SelectionEvent:
         Free text naming the search.
     adjacency : {"replace_one"}
         The splits are fixed public index sets, which needs a public n.
+    max_runs : int, optional
+        The public number of runs k_max of a search that always makes k_max runs and
+        releases the best of the first min(K, k_max) (its time then does not reveal K);
+        the accountant adds (1 + e^epsilon) P[K > k_max] to delta
+        (``geomstats_dp.privacy.selection``). None: K runs.
     """
 
     candidates: tuple
@@ -243,6 +248,7 @@ class SelectionEvent:
     shape: float = 0.0
     label: str = ""
     adjacency: str = "replace_one"
+    max_runs: int = None
 
     def __post_init__(self):
         candidates = tuple(_check_run_events(run) for run in self.candidates)
@@ -258,6 +264,8 @@ class SelectionEvent:
             "shape": float(shape),
             "label": _check_label(self.label),
             "adjacency": _check_choice(self.adjacency, "adjacency", ("replace_one",)),
+            "max_runs": (None if self.max_runs is None
+                         else check_positive_int(self.max_runs, "max_runs")),
         }
         if fields["mean"] < 1:
             raise ValueError(f"mean must be >= 1 (runs on average), got {self.mean}")

@@ -19,6 +19,16 @@ With K Poisson of mean mu (K = 0 allowed; their Thm. 6),
 
 delta-hat the delta of Q at epsilon-hat = log(1 + 1/(lambda - 1)), converted from its RDP
 curve (Canonne, Kamath & Steinke 2020). Orders are those of ``renyi.ORDERS``.
+
+A public number of runs. The time of a search that makes K runs reveals K, which the bound
+needs hidden. A search with a public ``max_runs`` k_max always makes k_max runs and
+releases the best of the first min(K, k_max): on the event K <= k_max its output is that of
+the best of K runs, so the two mechanisms' outputs differ with probability at most
+tau = P[K > k_max], on any dataset. If the best of K runs (and whatever is composed with it)
+is (epsilon, delta)-DP, the truncated search is (epsilon, delta + (1 + e^epsilon) tau)-DP:
+P[M'(D) in S] <= P[M(D) in S] + tau <= e^epsilon P[M(D') in S] + delta + tau
+<= e^epsilon P[M'(D') in S] + delta + (1 + e^epsilon) tau. The accountant charges that
+term (``accountant``); tau is computed by ``runs_tail``.
 """
 
 import functools
@@ -82,22 +92,100 @@ def sample_runs(mean, shape, rng):
         >= 1 (>= 0 for Poisson).
     """
     uniform = float(rng.random())
-    gamma = None
+    cumulative = 0.0
+    for k, probability in _law_terms(mean, shape):
+        cumulative += probability
+        if cumulative > uniform or k >= _MAX_RUNS or (k > mean and probability < 1e-300):
+            return k
+    return k  # K = 1 always (gamma = 1)
+
+
+def runs_tail(mean, shape, runs):
+    """P[K > runs]: the sum of the law's terms, then a geometric bound on the rest.
+
+    An upper bound, within a relative 1e-12 of the exact tail: past the mode the
+    ratio of consecutive terms is at most s = max(P[K = k + 1] / P[K = k], 1 - gamma)
+    (0 instead of 1 - gamma for Poisson), so the terms after k sum to at most
+    P[K = k] s / (1 - s).
+
+    Parameters
+    ----------
+    mean : float
+        E[K] >= 1.
+    shape : float
+        eta >= 0, or math.inf for Poisson.
+    runs : int
+        >= 0.
+
+    Returns
+    -------
+    tail : float
+    """
+    gamma = None if shape == math.inf else law_gamma(mean, shape)
+    limit = 0.0 if gamma is None else 1 - gamma
+    total = 0.0
+    for k, probability in _law_terms(mean, shape):
+        if k <= runs:
+            continue
+        total += probability
+        ratio = max(_next_ratio(k, mean, shape, gamma), limit)
+        rest = probability * ratio / (1 - ratio) if ratio < 1 else math.inf
+        if rest <= 1e-12 * total:
+            return total + rest
+    return total  # K = 1 always (gamma = 1)
+
+
+def max_runs(mean, shape, tail):
+    """The public number of runs: the smallest k >= E[K] with P[K > k] <= ``tail``.
+
+    Parameters
+    ----------
+    mean : float
+        E[K] >= 1.
+    shape : float
+        eta >= 0, or math.inf for Poisson.
+    tail : float
+        In (0, 1).
+
+    Returns
+    -------
+    k : int
+        At most ``_MAX_RUNS`` (ValueError beyond).
+    """
+    low = high = math.ceil(mean)
+    while runs_tail(mean, shape, high) > tail:
+        low, high = high, 2 * high
+        if high > _MAX_RUNS:
+            raise ValueError(
+                f"the law of K (mean {mean}, shape {shape}) needs more than {_MAX_RUNS} "
+                f"runs to leave a probability <= {tail} above them"
+            )
+    while low < high:  # runs_tail(high) <= tail; the answer is in [low, high]
+        middle = (low + high) // 2
+        if runs_tail(mean, shape, middle) <= tail:
+            high = middle
+        else:
+            low = middle + 1
+    return high
+
+
+def _law_terms(mean, shape):
+    """(k, P[K = k]) from the smallest k upward, the products taken in logs (no underflow
+    of the first terms at a large mean)."""
     if shape == math.inf:
-        k, probability = 0, math.exp(-mean)
+        k, gamma, log_probability = 0, None, -mean
     else:
         gamma = law_gamma(mean, shape)
         if gamma == 1:
-            return 1
+            yield 1, 1.0
+            return
         log_inverse = -math.log(gamma)
         first = 1 / log_inverse if shape == 0 else shape / math.expm1(shape * log_inverse)
-        k, probability = 1, (1 - gamma) * first
-    cumulative = probability
-    while cumulative <= uniform and probability > 1e-300 and k < _MAX_RUNS:
-        probability *= _next_ratio(k, mean, shape, gamma)
+        k, log_probability = 1, math.log((1 - gamma) * first)
+    while True:
+        yield k, math.exp(log_probability)
+        log_probability += math.log(_next_ratio(k, mean, shape, gamma))
         k += 1
-        cumulative += probability
-    return k
 
 
 def _next_ratio(k, mean, shape, gamma):
@@ -105,6 +193,18 @@ def _next_ratio(k, mean, shape, gamma):
     if shape == math.inf:
         return mean / (k + 1)
     return (1 - gamma) * (k + shape) / (k + 1)
+
+
+@functools.lru_cache(maxsize=256)
+def selection_truncation(event):
+    """P[K > event.max_runs] of a SelectionEvent (0 without a public number of runs).
+
+    A search that stops at ``max_runs`` releases the best of min(K, max_runs) runs: its
+    output law is that of the best of K runs except on that event (module notes).
+    """
+    if event.max_runs is None:
+        return 0.0
+    return runs_tail(event.mean, event.shape, event.max_runs)
 
 
 def base_run_rdp(event):

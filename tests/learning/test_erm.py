@@ -186,7 +186,7 @@ def test_poisson_needs_a_public_dataset_size():
 
 @pytest.mark.parametrize("bad, error, message", [
     (np.ones((5, 3)) * (1 + 1j), TypeError, "X must hold real numbers, got complex"),
-    (np.array([["a", "b", "c"]] * 5), ValueError, "X must hold real numbers"),
+    (np.array([["a", "b", "c"]] * 5), TypeError, "X must hold real numbers, got strings"),
     (np.ones(3), ValueError, "X must have at least 2 axes"),
 ])
 def test_bad_data_names_the_argument(bad, error, message):

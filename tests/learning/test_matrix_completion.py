@@ -134,7 +134,7 @@ def test_neighbours_share_every_public_attribute():
     (np.ones((5, 3)), {"rank": 1, "rating_range": (5, 1)}, ValueError,
      r"rating_range must be None or \(low, high\)"),
     (np.ones((5, 3)), {"rank": 1, "offset": np.nan}, ValueError, "offset must be"),
-    (np.array([["a", "b"], ["c", "d"]]), {"rank": 1}, ValueError, "X must hold real numbers"),
+    (np.array([["a", "b"], ["c", "d"]]), {"rank": 1}, TypeError, "X must hold real numbers"),
     (np.ones((5, 3)), {"rank": 1, "clip_norm": "auto"}, ValueError, "clip_norm must be"),
     (np.ones((5, 3)), {"rank": 1, "regularization": -1.0}, ValueError, "regularization"),
 ])

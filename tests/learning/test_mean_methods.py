@@ -26,6 +26,7 @@ from geomstats_dp.learning.mechanisms.tangent import LOCALISE_FACTOR, LOCALISE_G
 from geomstats_dp.learning.reference import exact_frechet_mean
 from geomstats_dp.optim import HuberDistanceLoss
 from geomstats_dp.privacy import compose_epsilon
+from tests.conftest import shifted
 from tests.optim.spies import TangentGaussianSpy
 
 HUGE = 1e8
@@ -181,11 +182,11 @@ def test_tangent_release_is_the_clipped_tangent_mean_plus_the_calibrated_noise(m
 
 @pytest.mark.parametrize("seed", range(3))
 def test_two_stage_noise_follows_its_calibration(monkeypatch, seed):
-    space, points = _sphere_points(500, seed=11 + seed)
+    space, points = _sphere_points(500, seed=shifted(11 + seed))
     spy = TangentGaussianSpy(monkeypatch)
     clip, n = 3.0, 500
     estimator = PrivateFrechetMean(space, epsilon=0.5, delta=1e-6, clip_norm=clip,
-                                   method="two_stage", random_state=seed).fit(points)
+                                   method="two_stage", random_state=shifted(seed)).fit(points)
     multipliers = list(estimator.noise_multipliers_.values())
     assert len(spy.sigmas) == len(multipliers) == estimator.n_iter_ >= 2
     assert spy.sigmas[0] == pytest.approx(multipliers[0] * 2 * clip / n, rel=1e-12)

@@ -17,6 +17,7 @@ from geomstats_dp.model_selection.scores import GaussianScore, LaplaceScore
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget
 from tests.model_selection.score_grid import grid, laplace_sensitivity
+from tests.conftest import shifted
 
 SPACE = Euclidean(2)
 CENTRE = np.array([3.0, 3.0])
@@ -25,13 +26,13 @@ BOUND = 2.0
 
 
 def federation(sizes=SIZES, seed=0):
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(shifted(seed))
     return [CENTRE + 0.5 * rng.standard_normal((size, 2)) for size in sizes]
 
 
 @pytest.fixture(scope="module")
 def fitted():
-    return PriRFed(SPACE, epsilon=20.0, clip_norm=5.0, random_state=0,
+    return PriRFed(SPACE, epsilon=20.0, clip_norm=5.0, random_state=shifted(0),
                    budget=PrivacyBudget(20.0, 1e-5)).fit(federation((60, 60, 60), seed=9))
 
 
@@ -78,7 +79,7 @@ def test_every_agent_draws_the_calibrated_noise(fitted, monkeypatch, method):
         std = z * sensitivity
     agents = federation()
     centre = -clipped_risk(fitted, agents)
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(shifted(4))
     budget = PrivacyBudget(1e6, 0.5)
     scores = np.array([private_score(fitted, agents, epsilon=epsilon, delta=delta,
                                      loss_bound=BOUND, method=method, budget=budget,
@@ -113,7 +114,7 @@ def test_neighbouring_federations_differ_only_in_the_score(fitted):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             released.append(private_score(fitted, data, epsilon=0.5, loss_bound=BOUND,
-                                          budget=budget, random_state=7))
+                                          budget=budget, random_state=shifted(7)))
         ledgers.append((budget.events, [str(w.message) for w in caught]))
     assert ledgers[0] == ledgers[1]
     assert released[0] != released[1]
@@ -147,7 +148,7 @@ def test_error_shrinks_with_the_validation_size(fitted):
         errors[size] = np.mean([
             abs(private_score(fitted, federation((size,) * 3, seed=seed), epsilon=1.0,
                               loss_bound=BOUND, budget=PrivacyBudget(1.0, 1e-5),
-                              random_state=seed) + risk)
+                              random_state=shifted(seed)) + risk)
             for seed in range(20)])
     assert errors[1000] < 0.2 * errors[10]
     assert errors[1000] < 0.02

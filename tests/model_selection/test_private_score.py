@@ -13,6 +13,7 @@ from geomstats_dp.model_selection import private_score, record_losses
 from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.model_selection.clipping import clipped_mean
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget
+from tests.conftest import shifted
 from tests.optim.data import cloud
 
 SPACE = Hypersphere(2)
@@ -21,14 +22,14 @@ N_DRAWS = 3000
 
 @pytest.fixture(scope="module")
 def fitted():
-    X = cloud(SPACE, 40, 0.5, 0)
-    estimator = PrivateFrechetMean(SPACE, epsilon=5.0, clip_norm=1.0, random_state=0,
+    X = cloud(SPACE, 40, 0.5, shifted(0))
+    estimator = PrivateFrechetMean(SPACE, epsilon=5.0, clip_norm=1.0, random_state=shifted(0),
                                    budget=PrivacyBudget(5.0, 1e-5)).fit(X)
     return estimator, X
 
 
 def _draws(estimator, X, **kwargs):
-    rng = np.random.default_rng(1)
+    rng = np.random.default_rng(shifted(1))
     return np.array([
         private_score(estimator, X, budget=PrivacyBudget(10.0, 1e-5), random_state=rng,
                       **kwargs)
@@ -94,7 +95,7 @@ def test_refused_before_the_losses_are_computed(fitted, monkeypatch):
 def test_clipping_bounds_the_change_of_one_record():
     losses = np.array([0.1, np.nan, np.inf, -3.0, 7.0, 0.4])
     assert clipped_mean(losses, 1.0) == pytest.approx((0.1 + 1 + 1 + 0 + 1 + 0.4) / 6)
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(shifted(2))
     for _ in range(200):
         values = rng.standard_normal(10) * 3
         neighbour = values.copy()

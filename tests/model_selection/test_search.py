@@ -23,6 +23,7 @@ from geomstats_dp.privacy import (
     compose,
 )
 from tests.model_selection.score_grid import laplace_sensitivity
+from tests.conftest import shifted
 from tests.optim.data import cloud
 
 SPACE = Hypersphere(2)
@@ -31,11 +32,11 @@ GRID = {"step_size": [0.002, 0.5], "n_iter": [20]}
 
 def _data(n_samples=120, seed=0):
     """A cloud of radius 0.5 around a point at distance 1 from the canonical start."""
-    return cloud(SPACE, n_samples, 0.5, seed, offset=1.0)
+    return cloud(SPACE, n_samples, 0.5, shifted(seed), offset=1.0)
 
 
 def _search(**kwargs):
-    params = {"epsilon": 4.0, "delta": 1e-5, "loss_bound": 2.0, "random_state": 0,
+    params = {"epsilon": 4.0, "delta": 1e-5, "loss_bound": 2.0, "random_state": shifted(0),
               "budget": PrivacyBudget(4.0, 1e-5)}
     params.update(kwargs)
     estimator = PrivateFrechetMean(SPACE, clip_norm=1.5)
@@ -48,7 +49,7 @@ def test_planted_candidate_is_chosen_at_large_epsilon(seed):
     mean. With 20 Poisson runs on average, the good candidate is missed with probability
     e^-10, and the score's noise (scale 2 / (30 epsilon_run)) is far below the gap."""
     search = _search(epsilon=50.0, budget=PrivacyBudget(50.0, 1e-5), runs="poisson",
-                     mean_runs=20, random_state=seed).fit(_data(seed=seed))
+                     mean_runs=20, random_state=shifted(seed)).fit(_data(seed=seed))
     assert search.best_params_ == {"n_iter": 20, "step_size": 0.5}
     assert search.best_score_ > -0.2
     assert search.cv_results_["selected"].tolist() == [False, True]
@@ -177,7 +178,7 @@ def test_clone_and_pickle():
 
 def test_randomized_search_draws_public_candidates():
     distributions = {"step_size": stats.loguniform(1e-3, 1.0), "n_iter": [10, 20]}
-    params = {"epsilon": 4.0, "loss_bound": 2.0, "n_iter": 3, "random_state": 5}
+    params = {"epsilon": 4.0, "loss_bound": 2.0, "n_iter": 3, "random_state": shifted(5)}
     first = PrivateRandomizedSearchCV(PrivateFrechetMean(SPACE, clip_norm=1.5),
                                       distributions, budget=PrivacyBudget(4.0, 1e-5),
                                       **params).fit(_data(seed=0))
@@ -193,7 +194,7 @@ def test_poisson_without_runs_returns_the_first_candidate_unscored():
     empty = []
     for seed in range(12):  # P[K = 0] = e^-1 with one run on average
         search = _search(runs="poisson", mean_runs=1, refit=False,
-                         random_state=seed).fit(_data())
+                         random_state=shifted(seed)).fit(_data())
         if math.isnan(search.best_score_):
             empty.append(search)
     assert empty
@@ -223,8 +224,8 @@ def test_reserved_or_unknown_candidate_parameters_raise():
 
 
 def test_a_seeded_search_is_reproducible():
-    first = _search(random_state=3).fit(_data())
-    second = _search(random_state=3, budget=PrivacyBudget(4.0, 1e-5)).fit(_data())
+    first = _search(random_state=shifted(3)).fit(_data())
+    second = _search(random_state=shifted(3), budget=PrivacyBudget(4.0, 1e-5)).fit(_data())
     assert first.best_params_ == second.best_params_
     assert first.best_score_ == second.best_score_
     np.testing.assert_array_equal(to_numpy(first.best_estimator_.estimate_),

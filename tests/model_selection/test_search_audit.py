@@ -7,7 +7,9 @@ records, ten of them in the validation part; the release audited is ``best_score
 (0 or 10: loss about 0 or the bound B, a shift of the whole sensitivity B / 10 when it falls
 in the validation part); the best of k noisy scores has a lower tail whose ratio between
 the neighbours grows like e^(k epsilon_run). The per-run calibration depends on public
-quantities only (identical in every audited run), so it is computed once.
+quantities only (identical in every audited run), so it is computed once. The searches
+make K runs (``max_runs=None``): a public number of runs changes the output law by at most
+P[K > k_max] and would multiply the audit's runs by k_max / E[K].
 """
 
 import warnings
@@ -20,7 +22,7 @@ from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.model_selection import PrivateGridSearchCV
 from geomstats_dp.model_selection import _search as search_module
 from geomstats_dp.privacy import PrivacyBudget, compose
-from tests.conftest import BACKEND
+from tests.conftest import BACKEND, shifted
 from tests.privacy.auditing import audit_fit
 
 pytestmark = [
@@ -39,7 +41,7 @@ def _search(seed):
     return PrivateGridSearchCV(estimator, {"n_iter": [1]}, epsilon=EPSILON, delta=DELTA,
                                loss_bound=0.5, runs="logarithmic", mean_runs=K, refit=False,
                                validation_fraction=0.8, budget=PrivacyBudget(EPSILON, DELTA),
-                               random_state=seed)
+                               max_runs=None, random_state=seed)
 
 
 def _fit(data, seed):
@@ -52,12 +54,12 @@ def test_search_audit(monkeypatch):
     reference = _search(0).fit(np.asarray(DATASET))
     run_epsilon, selection = reference.run_epsilon_, reference.events_[0]
     monkeypatch.setattr(search_module, "largest_epsilon", lambda *args: run_epsilon)
-    honest = audit_fit(_fit, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS)
+    honest = audit_fit(_fit, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS, seed=shifted(0))
     # one run: a fit and a score on disjoint parts, the larger of the two
     one_run = max(compose(events, DELTA).epsilon
                   for events in (selection.candidates[0], selection.score))
     monkeypatch.setattr(search_module, "sample_runs", lambda *args: K)
-    broken = audit_fit(_fit, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS)
+    broken = audit_fit(_fit, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS, seed=shifted(0))
     assert compose([selection], DELTA).epsilon <= EPSILON * (1 + 1e-9)
     assert not honest.refutes(EPSILON), honest
     assert broken.refutes(one_run), (broken, one_run)
