@@ -19,13 +19,20 @@ use geomstats' ``exp`` and ``log``. Every point ``exp`` forms is kept on the spa
 noisy step) is projected back; any other is returned unchanged.
 """
 
+import math
+
 import geomstats.backend as gs
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import to_backend
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import square_root_factor
-from geomstats_dp.optim.onto_space import floor_spectrum, floor_spectrum_2x2, onto_space
+from geomstats_dp.optim.onto_space import (
+    SPD_CONDITION_LIMIT,
+    floor_spectrum,
+    floor_spectrum_2x2,
+    onto_space,
+)
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 
 
@@ -69,6 +76,7 @@ class SPDAffineGeodesics(Geodesics):
     def __init__(self, metric, space=None):
         super().__init__(metric, space)
         self._chains = {}  # map name -> (point, factor, inverse factor) of its last output
+        self._conditions = {}  # map name -> a bound on the condition number of that point
 
     def known_factor(self, point):
         """(F, F^-1) with F F^T = point, shapes [n, n], if ``point`` is the last point
@@ -96,11 +104,24 @@ class SPDAffineGeodesics(Geodesics):
             new_factor = factor @ (whitened_vecs * halves)
             new_inverse = (whitened_vecs.T / halves[:, None]) @ inverse
             point = new_factor @ new_factor.T
-            floored = floor_spectrum(point)
-            if floored is not None:  # rounding left SPD: kept on it (``onto_space``)
-                point, new_factor, new_inverse = floored
+            # cond(G G^T) <= cond(base point) (max h / min h)^2: the spectrum is computed
+            # only when this bound cannot tell that the point is safely SPD
+            bound = self._condition(base_point) * float(gs.amax(halves) / gs.amin(halves)) ** 2
+            if not bound <= SPD_CONDITION_LIMIT:
+                floored, bound = floor_spectrum(point)
+                if floored is not None:  # rounding left SPD: kept on it (``onto_space``)
+                    point, new_factor, new_inverse = floored
+            self._conditions[chain] = bound
         self._chains[chain] = (point, new_factor, new_inverse)
         return point
+
+    def _condition(self, point):
+        """The bound kept on the condition number of ``point`` if a map returned it (the
+        very object), else inf."""
+        for chain, (known, _, _) in self._chains.items():
+            if known is point:
+                return self._conditions.get(chain, math.inf)
+        return math.inf
 
     def exp(self, tangent_vec, base_point):
         """F expm(F^-1 V F^-T) F^T."""

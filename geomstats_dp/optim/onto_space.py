@@ -30,7 +30,7 @@ SPHERE_TOLERANCE = 1e-10  # | |x| - 1 | beyond which a sphere point is renormali
 
 def floor_spectrum(point):
     """The SPD point with its eigenvalues floored at lambda_max / SPD_CONDITION_LIMIT,
-    with a factor, or None when ``point`` needs no change.
+    with a factor, or None when ``point`` needs no change; and its condition number.
 
     Parameters
     ----------
@@ -42,17 +42,22 @@ def floor_spectrum(point):
     floored : tuple of array-like, each shape=[n, n], or None
         (P, F, F^-1) with F F^T = P, the eigenvalues of P at least its largest one over
         ``SPD_CONDITION_LIMIT``.
+    condition : float
+        lambda_max / lambda_min of the point returned (inf for a non-finite point).
     """
     symmetric = (point + gs.transpose(point)) / 2
     eigvals = gs.linalg.eigvalsh(symmetric)
-    largest = float(eigvals[-1])
-    if not math.isfinite(largest) or float(eigvals[0]) >= largest / SPD_CONDITION_LIMIT:
-        return None
+    smallest, largest = float(eigvals[0]), float(eigvals[-1])
+    if not math.isfinite(largest):
+        return None, math.inf
+    if smallest >= largest / SPD_CONDITION_LIMIT:
+        return None, largest / smallest
     eigvals, eigvecs = gs.linalg.eigh(symmetric)
     roots = gs.sqrt(gs.maximum(eigvals, largest / SPD_CONDITION_LIMIT))
     factor = eigvecs * roots
     floored = factor @ gs.transpose(factor)
-    return (floored + gs.transpose(floored)) / 2, factor, gs.transpose(eigvecs) / roots[:, None]
+    inverse = gs.transpose(eigvecs) / roots[:, None]
+    return ((floored + gs.transpose(floored)) / 2, factor, inverse), SPD_CONDITION_LIMIT
 
 
 def floor_spectrum_2x2(point):
@@ -82,7 +87,7 @@ def onto_space(space, point):
     """``point`` [*space.shape], or its projection when rounding left ``space`` (SPD,
     sphere; other spaces unchanged)."""
     if isinstance(space, SPDMatrices) and point.ndim == 2:
-        floored = floor_spectrum(point)
+        floored, _ = floor_spectrum(point)
         return point if floored is None else floored[0]
     if isinstance(space, Hypersphere) and point.ndim == 1:
         norm = float(gs.linalg.norm(point))

@@ -30,7 +30,9 @@ def test_an_indefinite_rounded_point_is_floored_to_a_factorisable_spd_point(n):
     point = _rounded_spd(n, 100.0, seed=n)
     before = np.linalg.eigvalsh(point)
     assert before[0] < before[-1] / SPD_CONDITION_LIMIT  # rounding lost the small ones
-    floored, factor, inverse = (to_numpy(part) for part in floor_spectrum(to_backend(point)))
+    parts, condition = floor_spectrum(to_backend(point))
+    assert condition == SPD_CONDITION_LIMIT
+    floored, factor, inverse = (to_numpy(part) for part in parts)
     eigvals = np.linalg.eigvalsh(floored)
     assert eigvals[0] >= eigvals[-1] / SPD_CONDITION_LIMIT * (1 - 1e-3)
     np.linalg.cholesky(floored)  # the noise sampler's factorisation exists
@@ -50,7 +52,10 @@ def test_an_indefinite_rounded_point_is_floored_to_a_factorisable_spd_point(n):
 @pytest.mark.parametrize("n", [2, 8])
 def test_a_point_on_the_space_is_returned_unchanged(n):
     point = _rounded_spd(n, 10.0, seed=n)  # condition number e^20, within the limit
-    assert floor_spectrum(to_backend(point)) is None
+    floored, condition = floor_spectrum(to_backend(point))
+    eigvals = np.linalg.eigvalsh(point)
+    assert floored is None
+    np.testing.assert_allclose(condition, eigvals[-1] / eigvals[0], rtol=1e-6)
     if n == 2:
         assert floor_spectrum_2x2(point.tolist()) is None
     assert np.array_equal(to_numpy(onto_space(SPDMatrices(n), to_backend(point))), point)
