@@ -10,11 +10,10 @@ from scipy import stats
 
 from geomstats_dp._backend import SecureGenerator
 
-pytestmark = pytest.mark.backend_independent
-
 N_DRAWS = 200_000
 
 
+@pytest.mark.backend_independent
 def test_secure_normals_have_the_standard_moments():
     """Mean 0, variance 1, excess kurtosis 0, each within 5 standard errors
     (sqrt(1/n), sqrt(2/n), sqrt(24/n)); and Kolmogorov-Smirnov against N(0, 1)."""
@@ -25,6 +24,7 @@ def test_secure_normals_have_the_standard_moments():
     assert stats.kstest(draws, stats.norm.cdf).pvalue > 1e-4
 
 
+@pytest.mark.backend_independent
 def test_secure_normals_are_a_sum_of_two_draws(monkeypatch):
     """Each normal is (N_1 + N_2) / sqrt(2): it consumes two uniforms (16 bytes)."""
     generator = SecureGenerator()
@@ -37,6 +37,7 @@ def test_secure_normals_are_a_sum_of_two_draws(monkeypatch):
     assert isinstance(single, float)
 
 
+@pytest.mark.backend_independent
 def test_secure_draws_come_from_the_operating_system(monkeypatch):
     """The same calls on two generators (no seed exists) give different normals; with
     os.urandom replaced by a constant, they give the same."""
@@ -47,12 +48,32 @@ def test_secure_draws_come_from_the_operating_system(monkeypatch):
     assert first.bytes(3) == b"\x5a" * 3
 
 
+@pytest.mark.backend_independent
 @pytest.mark.parametrize("shape", [0.3, 2.5, 40.0])
 def test_secure_gammas_have_their_law(shape):
     draws = SecureGenerator().gamma(shape, 2.0, 50_000)
     assert stats.kstest(draws, stats.gamma(shape, scale=2.0).cdf).pvalue > 1e-4
 
 
+@pytest.mark.backend_independent
 def test_secure_uniforms_have_their_law():
     draws = SecureGenerator().uniform(-1.0, 3.0, size=50_000)
     assert stats.kstest(draws, stats.uniform(-1.0, 4.0).cdf).pvalue > 1e-4
+
+
+def test_secure_bures_wasserstein_laplace_release_draws_its_uniforms():
+    """The Bures-Wasserstein Laplace sampler draws ``rng.uniform``: under secure=True the
+    release is made (it raised AttributeError before SecureGenerator had uniforms)."""
+    from geomstats.geometry.spd_matrices import SPDBuresWassersteinMetric, SPDMatrices
+
+    from geomstats_dp._backend import to_backend, to_numpy
+    from geomstats_dp.learning import PrivateFrechetMean
+    from geomstats_dp.privacy import PrivacyBudget
+
+    space = SPDMatrices(3, equip=False)
+    space.equip_with_metric(SPDBuresWassersteinMetric)
+    points = to_backend(np.array([np.eye(3) * (1 + 0.01 * i) for i in range(10)]))
+    estimator = PrivateFrechetMean(space, method="laplace", epsilon=1.0, radius=0.09,
+                                   center=to_backend(np.eye(3)), secure=True,
+                                   budget=PrivacyBudget(1.0, 0.0)).fit(points)
+    assert np.all(np.linalg.eigvalsh(to_numpy(estimator.estimate_)) > 0)
