@@ -95,12 +95,15 @@ class Stage:
                 self.adjacency, self.sampling_rate)
 
     def distance(self, other):
-        """``norm(self.statistic - other.statistic)``: the move of the statistic between
-        two runs of this stage, in the stage's ``norm`` (default: l2; l1 for Laplace laws;
-        the largest change of a candidate's utility for "exponential")."""
+        """The move of the statistic between two runs of this stage: ``dist`` of the two
+        statistics, else ``measure`` of their difference."""
         if self.dist is not None:
             return float(self.dist(self.statistic, other.statistic))
-        difference = self.statistic - other.statistic
+        return self.measure(self.statistic - other.statistic)
+
+    def measure(self, difference):
+        """The size of ``difference`` (of two statistics, or the noise) in the stage's
+        ``norm`` (default: l2; l1 for Laplace laws; the largest entry for "exponential")."""
         if self.norm is not None:
             return float(self.norm(difference))
         values = np.abs(np.asarray(to_numpy(difference), dtype=float)).ravel()
