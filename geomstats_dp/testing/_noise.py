@@ -109,7 +109,8 @@ def check_charged(recorded):
                 f"the fit made {releases[label]} stage(s) of it")
 
 
-def check_noise_drawn(estimator, X, y=None, *, n_fits=5, random_state=0, predict=None):
+def check_noise_drawn(estimator, X, y=None, *, n_fits=5, random_state=0, predict=None,
+                      fit_params=None):
     """The noise actually drawn at each stage has the stated law and scale, and the stated
     scale is the noise the ledger charged for.
 
@@ -132,6 +133,8 @@ def check_noise_drawn(estimator, X, y=None, *, n_fits=5, random_state=0, predict
     random_state : int
     predict : array-like, optional
         Features to predict on after each fit (releases made at predict time).
+    fit_params : dict, optional
+        Public keyword arguments of ``fit`` (``sample_weight``).
 
     Raises
     ------
@@ -141,7 +144,7 @@ def check_noise_drawn(estimator, X, y=None, *, n_fits=5, random_state=0, predict
     pooled = defaultdict(lambda: [0.0, 0])
     for fit in range(n_fits):
         recorded = record_fit(estimator, X, y, random_state=random_state + fit,
-                              predict=predict)
+                              predict=predict, fit_params=fit_params)
         check_charged(recorded)
         for stage in recorded.stages:
             statistic = noise_statistic(stage)

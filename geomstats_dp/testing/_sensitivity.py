@@ -8,7 +8,7 @@ RTOL = 1e-9
 
 
 def check_stage_sensitivity(estimator, X, y=None, *, neighbours=None, random_state=0,
-                            predict=None):
+                            predict=None, fit_params=None):
     """Worst-case neighbours move every stage's statistic by at most its sensitivity.
 
     The fit is recorded on (X, y) and replayed on each neighbour (``replay_fit``: every
@@ -31,6 +31,8 @@ def check_stage_sensitivity(estimator, X, y=None, *, neighbours=None, random_sta
     random_state : int
     predict : array-like, optional
         Features to predict on after the fit (releases made at predict time).
+    fit_params : dict, optional
+        Public keyword arguments of ``fit`` (``sample_weight``), the same on neighbours.
 
     Raises
     ------
@@ -42,7 +44,8 @@ def check_stage_sensitivity(estimator, X, y=None, *, neighbours=None, random_sta
         from geomstats_dp.testing._neighbours import worst_case_neighbours
 
         neighbours = worst_case_neighbours(estimator, X, y)
-    recorded = record_fit(estimator, X, y, random_state=random_state, predict=predict)
+    recorded = record_fit(estimator, X, y, random_state=random_state, predict=predict,
+                          fit_params=fit_params)
     checked = 0
     for name, X2, y2 in neighbours:
         try:
