@@ -116,8 +116,8 @@ def _judge(name, fitted, budget, error, argument, row, must_refuse, space=None):
         return
     if not isinstance(error, (ValueError, TypeError)):
         raise AssertionError(  # noqa: TRY004 - a failed check
-            f"check_input_domain: {name} raised {type(error).__name__}: "
-                             f"{error}; expected a ValueError or TypeError")
+            f"check_input_domain: {name} raised {type(error).__name__}: {error}; "
+            "expected a ValueError or TypeError")
     message = str(error)
     names = DATA_NAMES if argument in ("X", "y") else (argument,)
     if not any(candidate in message for candidate in names):
