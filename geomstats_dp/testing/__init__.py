@@ -11,6 +11,7 @@ the checks on a user's estimator.
 
 import functools
 import importlib
+import inspect
 
 from geomstats_dp.testing._cases import Case, built_in_cases
 from geomstats_dp.testing._convergence import check_convergence
@@ -32,7 +33,8 @@ CHECKS = (
     ("_convergence", "check_convergence"),
     ("_audit", "check_audit"),
 )
-SLOW_CHECKS = frozenset({"check_audit"})  # statistically heavy: marked slow in pytest
+# statistically heavy, or a fit per record: marked slow in pytest
+SLOW_CHECKS = frozenset({"check_audit", "check_touched_stages"})
 
 
 def _available():
@@ -56,7 +58,7 @@ def _audit_on_a_neighbour(check_audit, estimator, X, y=None):
 
 
 def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
-                   checks=None):
+                   predict=None, checks=None):
     """The checks to run on an estimator fitted on (X, y), each bound to the data.
 
     Parameters
@@ -65,6 +67,9 @@ def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
         Small public data the estimator fits.
     reference, distance, tolerance
         Of ``check_convergence`` (left out when ``reference`` is None).
+    predict : array-like, optional
+        Features to predict on after each fit, for the checks of releases made at predict
+        time (structured prediction per row).
     checks : collection of str, optional
         Names of the checks to run; default all.
 
@@ -84,12 +89,14 @@ def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
                                       tolerance=tolerance)
         elif name == "check_audit":
             check = functools.partial(_audit_on_a_neighbour, check)
+        elif predict is not None and "predict" in inspect.signature(check).parameters:
+            check = functools.partial(check, predict=predict)
         bound.append((name, functools.partial(check, X=X, y=y)))
     return bound
 
 
 def check_private_estimator(estimator, X, y=None, *, checks=None, reference=None,
-                            distance=None, tolerance=1e-2):
+                            distance=None, tolerance=1e-2, predict=None):
     """Run every conformance check on ``estimator`` fitted on (X, y).
 
     The checks (each states its property): public observables identical on worst-case
@@ -114,6 +121,8 @@ def check_private_estimator(estimator, X, y=None, *, checks=None, reference=None
         ``distance(release, answer) -> float`` for ``check_convergence``.
     tolerance : float
         Of ``check_convergence``.
+    predict : array-like, optional
+        Features to predict on after each fit (releases made at predict time).
 
     Raises
     ------
@@ -121,7 +130,7 @@ def check_private_estimator(estimator, X, y=None, *, checks=None, reference=None
         From the first check that fails, naming it.
     """
     for _, check in private_checks(X, y, reference=reference, distance=distance,
-                                   tolerance=tolerance, checks=checks):
+                                   tolerance=tolerance, predict=predict, checks=checks):
         check(estimator)
 
 
@@ -138,8 +147,9 @@ def parametrize_private_checks(cases):
     -------
     mark : pytest.MarkDecorator
         Parametrizes ``estimator`` and ``check`` (call ``check(estimator)``), with ids
-        "<case name>-<check name>"; a case's ``expected_failures`` become strict xfails
-        and the statistically heavy checks are marked ``slow``.
+        "<case name>-<check name>"; a case's ``expected_failures`` become strict xfails,
+        its ``skipped`` checks are left out, and the heavy checks (and every check of a
+        slow case) are marked ``slow``.
     """
     import pytest
 
@@ -147,8 +157,10 @@ def parametrize_private_checks(cases):
     for case in cases:
         for name, check in private_checks(case.X, case.y, reference=case.reference,
                                           distance=case.distance,
-                                          tolerance=case.tolerance):
-            marks = [pytest.mark.slow] if name in SLOW_CHECKS else []
+                                          tolerance=case.tolerance, predict=case.predict):
+            if name in case.skipped:
+                continue
+            marks = [pytest.mark.slow] if case.slow or name in SLOW_CHECKS else []
             if name in case.expected_failures:
                 marks.append(pytest.mark.xfail(strict=True,
                                                reason=case.expected_failures[name]))

@@ -20,21 +20,12 @@ RELEASED = frozenset({
 })
 
 
-class _Records(logging.Handler):
-    """Collects every log record (logger name, level, message)."""
-
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.records = []
-
-    def emit(self, record):
-        self.records.append((record.name, record.levelno, record.getMessage()))
-
-
 @contextlib.contextmanager
 def _captured_logs():
-    root = logging.getLogger()
-    handler, level = _Records(), root.level
+    from geomstats_dp.testing._recording import _ListHandler
+
+    root = logging.getLogger()  # every logger: geomstats' too
+    handler, level = _ListHandler(), root.level
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
     try:
