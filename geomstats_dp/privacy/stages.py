@@ -65,6 +65,9 @@ class Stage:
         Probability that a record enters this stage's query (1 for the full data).
     choice : object
         For "exponential" stages, the candidate the mechanism chose.
+    dist : callable or None
+        ``dist(statistic, other)``: the distance of two statistics where a difference
+        has no meaning (a point of a manifold: the metric's distance); wins over ``norm``.
     """
 
     label: str
@@ -78,6 +81,7 @@ class Stage:
     adjacency: str = "replace_one"
     sampling_rate: float = 1.0
     choice: Any = None
+    dist: Callable | None = None
 
     def release(self):
         """The value released without an observer: ``statistic + noise`` (or the choice)."""
@@ -92,10 +96,15 @@ class Stage:
                 self.adjacency, self.sampling_rate)
 
     def distance(self, other):
-        """``norm(self.statistic - other.statistic)``: the move of the statistic between
-        two runs of this stage, in the stage's ``norm`` (default: l2; l1 for Laplace laws;
-        the largest change of a candidate's utility for "exponential")."""
-        difference = self.statistic - other.statistic
+        """The move of the statistic between two runs of this stage: ``dist`` of the two
+        statistics, else ``measure`` of their difference."""
+        if self.dist is not None:
+            return float(self.dist(self.statistic, other.statistic))
+        return self.measure(self.statistic - other.statistic)
+
+    def measure(self, difference):
+        """The size of ``difference`` (of two statistics, or the noise) in the stage's
+        ``norm`` (default: l2; l1 for Laplace laws; the largest entry for "exponential")."""
         if self.norm is not None:
             return float(self.norm(difference))
         values = np.abs(np.asarray(to_numpy(difference), dtype=float)).ravel()
@@ -128,17 +137,19 @@ def noisy_stage(statistic, noise, *, label, law, scale, sensitivity, dim=1, norm
 
 
 def discrete_stage(choice, *, label, epsilon, sensitivity, utility=None,
-                   adjacency="replace_one"):
+                   adjacency="replace_one", dist=None):
     """Report a stage released by the exponential mechanism; returns ``choice``.
 
-    ``utility`` (the candidates' utilities, array) is the statistic whose sensitivity is
-    ``sensitivity``. An observer may replace the choice (a replay on a neighbour).
+    ``utility`` (the candidates' utilities, array; or the centre of a continuous
+    exponential mechanism such as the Riemannian Laplace law, with its ``dist``) is the
+    statistic whose sensitivity is ``sensitivity``. An observer may replace the choice
+    (a replay on a neighbour).
     """
     observer = _OBSERVER.get()
     if observer is None:
         return choice
     return observer(Stage(label, utility, None, "exponential", epsilon, sensitivity,
-                          adjacency=adjacency, choice=choice))
+                          adjacency=adjacency, choice=choice, dist=dist))
 
 
 @contextlib.contextmanager

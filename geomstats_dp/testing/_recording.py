@@ -40,6 +40,10 @@ class RecordedFit:
         The category and message of every warning the fit raised.
     logs : list of (str, int, str)
         Logger name, level and message of every log record of ``geomstats_dp``.
+    predict : array-like or None
+        The features ``predict`` was called on after the fit (see ``record_fit``).
+    fit_params : dict or None
+        The public keyword arguments given to ``fit``.
     """
 
     estimator: object
@@ -47,6 +51,8 @@ class RecordedFit:
     events: tuple = ()
     warnings: list = field(default_factory=list)
     logs: list = field(default_factory=list)
+    predict: object = None
+    fit_params: dict | None = None
 
 
 class _ListHandler(logging.Handler):
@@ -76,12 +82,16 @@ def _target_budget(estimator):
             or current_budget())
 
 
-def _fit(estimator, X, y):
-    return estimator.fit(X) if y is None else estimator.fit(X, y)
+def _fit(estimator, X, y, predict, fit_params):
+    fitted = (estimator.fit(X, **fit_params) if y is None
+              else estimator.fit(X, y, **fit_params))
+    if predict is not None:  # releases made at predict time (per-row structured prediction)
+        fitted.predict(predict)
 
 
-def _observed_fit(estimator, X, y, observer):
-    """Fit under ``observer``; returns (events charged, warnings, log records)."""
+def _observed_fit(estimator, X, y, observer, predict=None, fit_params=None):
+    """Fit (and predict) under ``observer``; returns (events charged, warnings, log
+    records)."""
     budget = _target_budget(estimator)
     before = len(budget.events) if budget is not None else 0
     handler = _ListHandler()
@@ -92,7 +102,7 @@ def _observed_fit(estimator, X, y, observer):
     try:
         with warnings.catch_warnings(record=True) as caught, observe_stages(observer):
             warnings.simplefilter("always")
-            _fit(estimator, X, y)
+            _fit(estimator, X, y, predict, fit_params or {})
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
@@ -104,7 +114,7 @@ def _observed_fit(estimator, X, y, observer):
     return events, [(w.category, str(w.message)) for w in caught], handler.records
 
 
-def record_fit(estimator, X, y=None, *, random_state):
+def record_fit(estimator, X, y=None, *, random_state, predict=None, fit_params=None):
     """Fit a clone of ``estimator`` on (X, y) and record every stage of its release.
 
     Parameters
@@ -114,10 +124,16 @@ def record_fit(estimator, X, y=None, *, random_state):
     X : array-like
     y : array-like, optional
     random_state : int
+    predict : array-like, optional
+        Also call ``predict(predict)`` on the fitted clone, under the observer, for an
+        estimator whose releases are made there (structured prediction per row).
+    fit_params : dict, optional
+        Public keyword arguments of ``fit`` (``sample_weight``).
 
     Returns
     -------
     recorded : RecordedFit
+        Its ``predict`` and ``fit_params`` are those given (``replay_fit`` repeats them).
     """
     fitted = seeded_clone(estimator, random_state)
     stages = []
@@ -126,8 +142,8 @@ def record_fit(estimator, X, y=None, *, random_state):
         stages.append(stage)
         return stage.release()
 
-    events, caught, logs = _observed_fit(fitted, X, y, keep)
-    return RecordedFit(fitted, stages, events, caught, logs)
+    events, caught, logs = _observed_fit(fitted, X, y, keep, predict, fit_params)
+    return RecordedFit(fitted, stages, events, caught, logs, predict, fit_params)
 
 
 def replay_fit(estimator, X2, y2, recorded, *, random_state):
@@ -175,7 +191,7 @@ def replay_fit(estimator, X2, y2, recorded, *, random_state):
         return expected.release()
 
     try:
-        _observed_fit(fitted, X2, y2, force)
+        _observed_fit(fitted, X2, y2, force, recorded.predict, recorded.fit_params)
     except AssertionError:
         if not mismatches:
             raise
