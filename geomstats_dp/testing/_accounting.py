@@ -41,7 +41,6 @@ from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_module
 from scipy import optimize, special, stats
-from sklearn.base import clone
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.privacy.accountant import compose
@@ -384,7 +383,7 @@ def default_rtol(stages, events):
 
 
 def check_ledger_composition(estimator, X, y=None, *, delta=None, random_state=0,
-                             rtol=None, recorded=None):
+                             rtol=None, recorded=None, predict=None, fit_params=None):
     """The ledger charges each stage of a fit, and its epsilon is the stages' composition.
 
     Property: every stage's noise multiplier (or pure epsilon) and sampling rate is
@@ -411,13 +410,18 @@ def check_ledger_composition(estimator, X, y=None, *, delta=None, random_state=0
         ``default_rtol``.
     recorded : RecordedFit, optional
         A fit already recorded (``record_fit``) on (X, y).
+    predict : array-like, optional
+        Features to predict on after the fit (releases made at predict time).
+    fit_params : dict, optional
+        Public keyword arguments of ``fit`` (``sample_weight``).
 
     Raises
     ------
     AssertionError
         Naming the stage or the two epsilons.
     """
-    recorded = recorded or record_fit(estimator, X, y, random_state=random_state)
+    recorded = recorded or record_fit(estimator, X, y, random_state=random_state,
+                                      predict=predict, fit_params=fit_params)
     delta = _delta_of(estimator, delta)
     events, stages = tuple(recorded.events), recorded.stages
     kind = _ledger_kind(events)
@@ -503,7 +507,7 @@ def _moved(first, second):
 
 
 def check_touched_stages(estimator, X, y=None, *, neighbours=None, delta=None,
-                         random_state=0):
+                         random_state=0, predict=None, fit_params=None):
     """The stages one record actually reaches cost no more than the ledger claims.
 
     Property: for each neighbour (default: every record replaced in turn,
@@ -521,24 +525,32 @@ def check_touched_stages(estimator, X, y=None, *, neighbours=None, delta=None,
         Unfitted template.
     X, y : array-like
     neighbours : iterable of (str, X2, y2), optional
+        A neighbour the estimator refuses with a ValueError or TypeError is skipped.
     delta : float, optional
         Default the estimator's ``delta``.
     random_state : int
+    predict : array-like, optional
+        Features to predict on after the fit (releases made at predict time).
+    fit_params : dict, optional
+        Public keyword arguments of ``fit`` (``sample_weight``), the same on neighbours.
 
     Raises
     ------
     AssertionError
         Naming the neighbour, the stages it reached and the two epsilons.
     """
-    recorded = record_fit(estimator, X, y, random_state=random_state)
+    recorded = record_fit(estimator, X, y, random_state=random_state, predict=predict,
+                          fit_params=fit_params)
     delta = _delta_of(estimator, delta)
     events = tuple(recorded.events)
     kind = _ledger_kind(events)
     claimed, claimed_delta = _claimed(events, delta)
     for name, X2, y2 in (neighbours if neighbours is not None else replaced_records(X, y)):
-        replayed = replay_fit(clone(estimator), X2, y2, recorded, random_state=random_state)
-        touched = [first for first, second in zip(recorded.stages, replayed)
-                   if _moved(first, second)]
+        try:
+            replayed = replay_fit(estimator, X2, y2, recorded, random_state=random_state)
+        except (ValueError, TypeError):
+            continue
+        touched = _reached(recorded.stages, replayed)
         if not touched:
             continue
         if kind == "selection":
@@ -551,6 +563,15 @@ def check_touched_stages(estimator, X, y=None, *, neighbours=None, delta=None,
         _assert_not_below(claimed, independent,
                           f"check_touched_stages({type(estimator).__name__}), {name} "
                           f"(reached {len(touched)} stages: {labels[:4]})")
+
+
+def _reached(stages, replayed):
+    """The stages whose statistic moved; a subsampled stage stands for all the stages of
+    its label (the batches that missed the record are part of its amplification)."""
+    moved = [first for first, second in zip(stages, replayed) if _moved(first, second)]
+    sampled = {stage.label for stage in moved if stage.sampling_rate < 1}
+    return [stage for stage in stages
+            if stage.label in sampled or any(stage is other for other in moved)]
 
 
 def _touched_federated(touched, fitted, delta):

@@ -229,8 +229,10 @@ def test_prirfed_record_reaches_its_own_agent_only():
                          neighbours=list(replaced_records(data, indices=[0, 3])))
 
 
-def test_touched_stages_of_a_plain_fit_fit_its_ledger():
-    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, method="rgd", n_iter=3)
+@pytest.mark.parametrize("params", [{"method": "rgd", "n_iter": 3},
+                                    {"method": "rsgd", "n_iter": 3, "batch_size": 4}])
+def test_touched_stages_of_a_plain_fit_fit_its_ledger(params):
+    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, **params)
     check_touched_stages(estimator, sphere_data(10), random_state=0,
                          neighbours=list(replaced_records(sphere_data(10), indices=[0, 7])))
 
