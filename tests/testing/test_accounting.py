@@ -125,6 +125,19 @@ def test_search_ledger_is_the_best_of_k_runs_of_its_stages(params):
     check_ledger_composition(small_search(**params), sphere_data(12), random_state=1)
 
 
+@pytest.mark.slow
+def test_prirfed_search_ledger_composes_agents_in_parallel():
+    """A search over PriRFed: each run's agents (training) and the agents' score draws
+    (validation) hold disjoint records."""
+    rng = np.random.default_rng(0)
+    data = [np.array([3.0, 3.0]) + 0.5 * rng.standard_normal((size, 2)) for size in (8, 12)]
+    estimator = PriRFed(Euclidean(2), n_rounds=2, local_steps=1, init_point=np.zeros(2))
+    search = PrivateGridSearchCV(estimator, {"clip_norm": [0.5, 5.0]}, epsilon=4.0,
+                                 loss_bound=20.0, runs="geometric", mean_runs=2,
+                                 refit=False, score_method="gaussian")
+    check_ledger_composition(search, data, random_state=0)
+
+
 def federation(sizes, seed=0):
     rng = np.random.default_rng(seed)
     return [rng.normal(size=(size, 3)) for size in sizes]
