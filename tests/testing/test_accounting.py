@@ -18,7 +18,7 @@ from geomstats_dp.learning import PrivateERM, PrivateFrechetMean
 from geomstats_dp.model_selection import PrivateGridSearchCV
 from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.optim import SquaredDistanceLoss
-from geomstats_dp.privacy import GaussianEvent, PureEvent
+from geomstats_dp.privacy import GaussianEvent, PureEvent, SelectionEvent, compose
 from geomstats_dp.privacy import selection as selection_module
 from geomstats_dp.privacy.stages import Stage, observe_stages
 from geomstats_dp.testing._accounting import (
@@ -26,6 +26,8 @@ from geomstats_dp.testing._accounting import (
     check_touched_stages,
     independent_epsilon,
     replaced_records,
+    selection_epsilon,
+    stages_rdp,
 )
 from geomstats_dp.testing._recording import record_fit
 
@@ -100,6 +102,20 @@ def test_subsampling_lowers_the_cost():
     sampled = [independent_epsilon([gaussian(1.5, rate=rate)] * 10, 1e-5)
                for rate in (0.05, 0.2, 0.6)]
     assert sampled[0] < sampled[1] < sampled[2] < full
+
+
+@pytest.mark.backend_independent
+@pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, math.inf])
+@pytest.mark.parametrize("mean", [1.0, 3.0, 10.0])
+def test_selection_event_is_dp_accountings_repeat_and_select(shape, mean):
+    """The package's SelectionEvent against dp-accounting's Papernot & Steinke bound, the
+    run's RDP composed here from its stages (two candidates, a Laplace score)."""
+    event = SelectionEvent(((GaussianEvent(4.0, n_steps=5),), (GaussianEvent(6.0, n_steps=5),)),
+                           (PureEvent(0.3),), mean, shape)
+    runs = [stages_rdp([gaussian(4.0)] * 5), stages_rdp([gaussian(6.0)] * 5),
+            stages_rdp([laplace(1 / 0.3)])]
+    assert compose([event], 1e-5).epsilon == pytest.approx(
+        selection_epsilon(runs, mean, shape, 1e-5), rel=1e-8)
 
 
 # -- check_ledger_composition on real fits ---------------------------------------------
