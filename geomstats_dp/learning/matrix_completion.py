@@ -274,7 +274,7 @@ class PrivateMatrixCompletion(PrivateERM):
     def init_point(self):
         """A fixed random orthonormal basis [n_items, rank] (seed 0): data-independent,
         and not a coordinate basis (whose items may be exactly unrated)."""
-        basis = np.random.default_rng(0).standard_normal((self.n_features_in_, self.rank))
+        basis = np.random.default_rng(0).standard_normal((self._n_items, self.rank))
         return np.linalg.qr(basis)[0]
 
     def fit(self, X, y=None):
@@ -313,7 +313,7 @@ class PrivateMatrixCompletion(PrivateERM):
                 f"clip_norm must be a positive number or None, got {self.clip_norm!r}"
             )
         self._space = GrassmannBases(n_items, rank)
-        self.n_features_in_ = n_items
+        self._n_items = n_items  # n_features_in_ at the end (_finish)
         return data, None
 
     def _check_rating_range(self):
@@ -383,7 +383,7 @@ class PrivateMatrixCompletion(PrivateERM):
         fitted.setdefault("components_", basis.T.copy())
         fitted.setdefault("item_factors_", basis)
         fitted.setdefault("item_offsets_", np.zeros(len(basis)))
-        fitted["n_features_in_"] = self.n_features_in_
+        fitted["n_features_in_"] = self._n_items
         return fitted
 
     def _user_ratings(self, X):

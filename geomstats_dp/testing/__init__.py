@@ -1,1 +1,185 @@
-"""Conformance checks of private estimators (issue 29)."""
+"""Conformance checks of private estimators, in the spirit of scikit-learn's
+``check_estimator``.
+
+``check_private_estimator(estimator, X, y)`` runs every check on one estimator (one
+method) and its data; ``parametrize_private_checks(cases)`` makes one pytest test of
+each (case, check) pair. Each check states its property in its docstring and raises
+AssertionError, naming what failed, when the estimator breaks it. The package's own
+estimators and methods are ``built_in_cases()``; the docs' testing page shows how to run
+the checks on a user's estimator.
+"""
+
+import functools
+import importlib
+import inspect
+
+from geomstats_dp.testing._cases import Case, built_in_cases
+from geomstats_dp.testing._convergence import check_convergence
+from geomstats_dp.testing._domain import check_input_domain
+from geomstats_dp.testing._neighbours import adjacency, worst_case_neighbours
+from geomstats_dp.testing._observables import check_public_observables, public_outputs
+from geomstats_dp.testing._reservation import check_failed_release_cancels
+
+# (module, name) of every check, in the order they run; the checks of a module not
+# present are left out
+CHECKS = (
+    ("_observables", "check_public_observables"),
+    ("_domain", "check_input_domain"),
+    ("_reservation", "check_failed_release_cancels"),
+    ("_noise", "check_noise_drawn"),
+    ("_sensitivity", "check_stage_sensitivity"),
+    ("_accounting", "check_ledger_composition"),
+    ("_accounting", "check_touched_stages"),
+    ("_convergence", "check_convergence"),
+    ("_audit", "check_audit"),
+)
+# statistically heavy, or a fit per record: marked slow in pytest
+SLOW_CHECKS = frozenset({"check_audit", "check_touched_stages"})
+
+
+def _available():
+    """{name: check} of the checks whose module is present."""
+    found = {}
+    for module, name in CHECKS:
+        try:
+            found[name] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        except (ImportError, AttributeError):
+            continue
+    return found
+
+
+def _audit_on_a_neighbour(check_audit, estimator, X, y=None):
+    """``check_audit`` between (X, y) and the first worst-case neighbour the estimator
+    accepts (the record far outside the bound, where there is one)."""
+    neighbours = {name: (X2, y2) for name, X2, y2 in worst_case_neighbours(estimator, X, y)}
+    name = next((name for name in neighbours if name.endswith("far")), next(iter(neighbours)))
+    X2, y2 = neighbours[name]
+    return check_audit(estimator, X, X2, y, y2)
+
+
+def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
+                   predict=None, checks=None):
+    """The checks to run on an estimator fitted on (X, y), each bound to the data.
+
+    Parameters
+    ----------
+    X, y : array-like
+        Small public data the estimator fits.
+    reference, distance, tolerance
+        Of ``check_convergence`` (left out when ``reference`` is None).
+    predict : array-like, optional
+        Features to predict on after each fit, for the checks of releases made at predict
+        time (structured prediction per row).
+    checks : collection of str, optional
+        Names of the checks to run; default all.
+
+    Returns
+    -------
+    checks : list of (str, callable)
+        ``(name, check)``; ``check(estimator)`` runs it.
+    """
+    bound = []
+    for name, check in _available().items():
+        if checks is not None and name not in checks:
+            continue
+        if name == "check_convergence":
+            if reference is None:
+                continue
+            check = functools.partial(check, reference=reference, distance=distance,
+                                      tolerance=tolerance)
+        elif name == "check_audit":
+            check = functools.partial(_audit_on_a_neighbour, check)
+        elif predict is not None and "predict" in inspect.signature(check).parameters:
+            check = functools.partial(check, predict=predict)
+        bound.append((name, functools.partial(check, X=X, y=y)))
+    return bound
+
+
+def check_private_estimator(estimator, X, y=None, *, checks=None, reference=None,
+                            distance=None, tolerance=1e-2, predict=None):
+    """Run every conformance check on ``estimator`` fitted on (X, y).
+
+    The checks (each states its property): public observables identical on worst-case
+    neighbours, bad input refused clearly or treated per record, a failed release's
+    reservation given back, noise drawn equal to the calibrated noise, each stage's
+    realised sensitivity within its stated one, the ledger equal to an independent
+    composition, convergence at a huge epsilon (with ``reference``) and a black-box
+    audit whose broken twin it refutes.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted, with its method and settings; the checks fit clones of it, each on a
+        fresh ``PrivacyBudget`` (``budget`` and ``random_state`` are set by the checks).
+    X, y : array-like
+        Small data the estimator fits (y: targets, or None).
+    checks : collection of str, optional
+        The names of the checks to run; default all.
+    reference : callable, optional
+        ``reference(X, y)``: the non-private answer (``check_convergence``).
+    distance : callable, optional
+        ``distance(release, answer) -> float`` for ``check_convergence``.
+    tolerance : float
+        Of ``check_convergence``.
+    predict : array-like, optional
+        Features to predict on after each fit (releases made at predict time).
+
+    Raises
+    ------
+    AssertionError
+        From the first check that fails, naming it.
+    """
+    for _, check in private_checks(X, y, reference=reference, distance=distance,
+                                   tolerance=tolerance, predict=predict, checks=checks):
+        check(estimator)
+
+
+def parametrize_private_checks(cases):
+    """A pytest ``parametrize`` mark over every (case, check) pair, like scikit-learn's
+    ``parametrize_with_checks``.
+
+    Parameters
+    ----------
+    cases : iterable of Case
+        The estimators and their data (``built_in_cases()`` for the package's own).
+
+    Returns
+    -------
+    mark : pytest.MarkDecorator
+        Parametrizes ``estimator`` and ``check`` (call ``check(estimator)``), with ids
+        "<case name>-<check name>"; a case's ``expected_failures`` become strict xfails,
+        its ``skipped`` checks are left out, and the heavy checks (and every check of a
+        slow case) are marked ``slow``.
+    """
+    import pytest
+
+    params = []
+    for case in cases:
+        for name, check in private_checks(case.X, case.y, reference=case.reference,
+                                          distance=case.distance,
+                                          tolerance=case.tolerance, predict=case.predict):
+            if name in case.skipped:
+                continue
+            marks = [pytest.mark.slow] if case.slow or name in SLOW_CHECKS else []
+            if name in case.expected_failures:
+                marks.append(pytest.mark.xfail(strict=True,
+                                               reason=case.expected_failures[name]))
+            params.append(pytest.param(case.estimator, check, marks=marks,
+                                       id=f"{case.name}-{name}"))
+    return pytest.mark.parametrize("estimator, check", params)
+
+
+__all__ = [
+    "Case",
+    "adjacency",
+    "built_in_cases",
+    "check_convergence",
+    "check_failed_release_cancels",
+    "check_input_domain",
+    "check_private_estimator",
+    "check_public_observables",
+    "parametrize_private_checks",
+    "private_checks",
+    "public_outputs",
+    "worst_case_neighbours",
+]
