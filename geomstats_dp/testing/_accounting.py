@@ -525,6 +525,17 @@ def replaced_records(X, y=None, indices=None):
         yield f"record {index} replaced by record {other}", X2, y2
 
 
+def default_neighbours(estimator, X, y=None):
+    """Every record replaced in turn (``replaced_records``) under replace-one adjacency;
+    under another (add/remove, user level, label level), the worst-case neighbours of
+    ``_neighbours``, which follow it."""
+    from geomstats_dp.testing._neighbours import adjacency, worst_case_neighbours
+
+    if adjacency(estimator) == "replace_one":
+        return replaced_records(X, y)
+    return worst_case_neighbours(estimator, X, y)
+
+
 def _moved(first, second):
     """Whether a stage's statistic (for an exponential stage, its utilities) moved."""
     return not np.array_equal(to_numpy(first.statistic), to_numpy(second.statistic))
@@ -534,8 +545,8 @@ def check_touched_stages(estimator, X, y=None, *, neighbours=None, delta=None,
                          random_state=0, predict=None, fit_params=None):
     """The stages one record actually reaches cost no more than the ledger claims.
 
-    Property: for each neighbour (default: every record replaced in turn,
-    ``replaced_records``), the fit is replayed on it (``replay_fit``: the same releases,
+    Property: for each neighbour (default ``default_neighbours``: every record replaced
+    in turn under replace-one adjacency), the fit is replayed on it (``replay_fit``: the same releases,
     so the same queries) and the stages whose statistic moved are the ones the record
     reaches. Composed independently as the release composes them (sequentially within a
     search's run and outside the runs, as the best of K runs across runs; within the
@@ -569,7 +580,8 @@ def check_touched_stages(estimator, X, y=None, *, neighbours=None, delta=None,
     events = tuple(recorded.events)
     kind = _ledger_kind(events)
     claimed, claimed_delta = _claimed(events, delta)
-    for name, X2, y2 in (neighbours if neighbours is not None else replaced_records(X, y)):
+    for name, X2, y2 in (neighbours if neighbours is not None
+                         else default_neighbours(estimator, X, y)):
         try:
             replayed = replay_fit(estimator, X2, y2, recorded, random_state=random_state)
         except (ValueError, TypeError):
