@@ -30,6 +30,8 @@ from .stage_cases import (
 CASES = {
     "rgd": lambda: (frechet_mean("rgd"), sphere_data(), None),
     "rsgd": lambda: (frechet_mean("rsgd"), sphere_data(), None),
+    "rsgd poisson": lambda: (frechet_mean("rsgd", sampling="poisson", dataset_size=30),
+                             sphere_data(), None),
     "rsvrg": lambda: (frechet_mean("rsvrg"), sphere_data(), None),
     "two_stage auto": lambda: (frechet_mean("two_stage", clip_norm="auto"), sphere_data(),
                                None),
