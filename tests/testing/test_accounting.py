@@ -122,7 +122,9 @@ def test_selection_event_is_dp_accountings_repeat_and_select(shape, mean):
 
 @pytest.mark.parametrize("params", [
     {"method": "rgd", "n_iter": 4}, {"method": "two_stage"}, {"method": "tangent"},
-    {"method": "rsgd", "n_iter": 4, "batch_size": 8}])
+    {"method": "rsgd", "n_iter": 4, "batch_size": 8},
+    {"method": "rsgd", "n_iter": 4, "batch_size": 8, "sampling": "poisson",
+     "dataset_size": 24}])
 def test_frechet_mean_ledger_is_the_composition_of_its_stages(params):
     estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, **params)
     check_ledger_composition(estimator, sphere_data(24), random_state=0)
