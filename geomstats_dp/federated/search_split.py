@@ -36,6 +36,7 @@ import numpy as np
 from geomstats_dp.model_selection.clipping import clipped_losses
 from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.splits import RecordSplit
+from geomstats_dp.privacy.stages import stage_group
 
 
 class AgentSplit:
@@ -102,11 +103,14 @@ class AgentSplit:
     def noisy_loss(self, losses, loss_bound, mechanism, event, rng):
         """Sum over agents of agent i's release of S_i / n_val with its own draw of the
         score's noise (``mechanism.release``: on the public grid by default, so the sum is
-        exact and on the grid too)."""
-        return sum(mechanism.release(clipped_losses(agent_losses, loss_bound),
-                                     self.n_validation, loss_bound / self.n_validation,
-                                     event, rng)
-                   for agent_losses in losses)
+        exact and on the grid too; agent i's stage, in its group)."""
+        total = 0
+        for index, agent_losses in enumerate(losses):
+            with stage_group(f"agent {index}"):
+                total += mechanism.release(clipped_losses(agent_losses, loss_bound),
+                                           self.n_validation, loss_bound / self.n_validation,
+                                           event, rng)
+        return total
 
     def fit_all(self, estimator):
         """Fit PriRFed on every agent's records."""
