@@ -29,7 +29,6 @@ split class in its class attribute ``_search_split``: ``PriRFed``'s is
 
 import numpy as np
 
-from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning._data import check_array, check_record_shape
 from geomstats_dp.model_selection.clipping import clipped_losses
 from geomstats_dp.model_selection.planning import planned_events
