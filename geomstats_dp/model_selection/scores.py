@@ -62,8 +62,8 @@ from geomstats_dp.privacy.stages import noisy_stage
 
 
 class GridScore:
-    """A score released on a public grid (module notes); subclasses define ``grid``,
-    ``events``, ``scale`` and ``draw``.
+    """A score released on a public grid (module notes); subclasses define ``parameter``
+    (epsilon or z), ``grid``, ``events``, ``scale`` and ``draw``.
 
     ``sensitivity`` in the methods is B / n, the clipped mean's; the events state the
     adjusted one (the rounded mean's, on the grid).
@@ -71,7 +71,7 @@ class GridScore:
 
     def noise(self, event, sensitivity, rng):
         """gamma Z: the grid step times an exact integer draw (an exact float)."""
-        step, units = self.grid(event, sensitivity)
+        step, units = self.grid(self.parameter(event), sensitivity)
         return step * self.draw(event, units, RandomBits(rng))
 
     def release(self, clipped, count, sensitivity, event, rng):
@@ -93,7 +93,7 @@ class GridScore:
         -------
         released : float
         """
-        step, _ = self.grid(event, sensitivity)
+        step, _ = self.grid(self.parameter(event), sensitivity)
         return noisy_stage(step * rounded_to_grid(clipped, count, step),
                            self.noise(event, sensitivity, rng), label=event.label,
                            law=self.law, scale=self.scale(event),
@@ -106,10 +106,13 @@ class LaplaceScore(GridScore):
     law = "discrete_laplace"
 
     @staticmethod
-    def grid(event, sensitivity):
-        """(gamma, k): the grid step and the rounded mean's sensitivity in grid units, for
-        an event (or its epsilon)."""
-        epsilon = getattr(event, "epsilon", event)
+    def parameter(event):
+        """The event's epsilon."""
+        return event.epsilon
+
+    @staticmethod
+    def grid(epsilon, sensitivity):
+        """(gamma, k): the grid step and the rounded mean's sensitivity in grid units."""
         step = grid_step(sensitivity, sensitivity / epsilon)
         return step, grid_sensitivity(sensitivity, step)
 
@@ -154,7 +157,7 @@ class GaussianScore:
         """sum(clipped) / count plus one draw (a ``noisy_stage``); parameters as
         ``GridScore.release``."""
         return noisy_stage(float(clipped.sum()) / count, self.noise(event, sensitivity, rng),
-                           label=event.label, law=self.law, scale=event.noise_std,
+                           label=event.label, law=self.law, scale=self.scale(event),
                            sensitivity=event.sensitivity)
 
 
@@ -164,10 +167,14 @@ class DiscreteGaussianScore(GridScore, GaussianScore):
     law = "discrete_gaussian"
 
     @staticmethod
-    def grid(event, sensitivity):
+    def parameter(event):
+        """The event's noise multiplier z."""
+        return event.noise_multiplier
+
+    @staticmethod
+    def grid(z, sensitivity):
         """(gamma, k'): the grid step and the stated sensitivity in grid units, one more
-        than the rounded mean's (module notes), for an event (or its multiplier z)."""
-        z = getattr(event, "noise_multiplier", event)
+        than the rounded mean's (module notes)."""
         step = grid_step(sensitivity, z * sensitivity)
         return step, grid_sensitivity(sensitivity, step) + 1
 
@@ -185,11 +192,14 @@ class DiscreteGaussianScore(GridScore, GaussianScore):
         return discrete_gaussian((Fraction(event.noise_multiplier) * units) ** 2, bits)
 
 
+SCORE_METHODS = ("laplace", "gaussian")
+
+
 def score_mechanism(method, secure=False):
     """The score mechanism named ``method`` ("laplace" or "gaussian"); with ``secure``, the
     "gaussian" one is the discrete Gaussian on a grid."""
-    if method not in ("laplace", "gaussian"):
-        raise ValueError(f"method must be one of ('laplace', 'gaussian'), got {method!r}")
+    if method not in SCORE_METHODS:
+        raise ValueError(f"method must be one of {SCORE_METHODS}, got {method!r}")
     if method == "laplace":
         return LaplaceScore()
     return DiscreteGaussianScore() if secure else GaussianScore()

@@ -78,7 +78,10 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
         With ``refit``: the search is calibrated to cost (1 - refit_fraction) epsilon
         alone; the refit gets what is left of epsilon (composition is not additive).
     score_method : {"laplace", "gaussian"}
-        The noise of the private score (``geomstats_dp.model_selection.scores``).
+        The noise of the private score (``geomstats_dp.model_selection.scores``):
+        "laplace", a discrete Laplace on a public grid (floating-point safe, exactly
+        epsilon-DP); "gaussian", float Gaussian noise, or a discrete Gaussian on the grid
+        when the estimator has ``secure=True``.
     max_runs : "auto", int or None
         The public number of runs k_max every search makes (the best of the first
         min(K, k_max) is released; module notes): "auto" gives the smallest with

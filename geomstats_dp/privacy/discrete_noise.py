@@ -24,6 +24,10 @@ Gaussian with ``sigma = z k'`` has the Renyi divergences of the continuous Gauss
 noise multiplier z at integer sensitivity k' (Canonne, Kamath & Steinke 2020, Prop. 5);
 its (epsilon, delta) curve is marginally above the continuous one at the same k, so the
 scores state it at ``k' = k + 1`` (see ``model_selection.scores``).
+
+Not covered: the rejection loops run for a time that grows with |Z|, and the exact sum
+for one that depends on the values' float exponents (a fine timing observer is outside
+the guarantee).
 """
 
 import math
