@@ -58,7 +58,7 @@ def _audit_on_a_neighbour(check_audit, estimator, X, y=None):
 
 
 def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
-                   predict=None, checks=None):
+                   predict=None, options=None, checks=None):
     """The checks to run on an estimator fitted on (X, y), each bound to the data.
 
     Parameters
@@ -70,6 +70,8 @@ def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
     predict : array-like, optional
         Features to predict on after each fit, for the checks of releases made at predict
         time (structured prediction per row).
+    options : dict, optional
+        Check name -> keyword arguments given to that check.
     checks : collection of str, optional
         Names of the checks to run; default all.
 
@@ -91,6 +93,8 @@ def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
             check = functools.partial(_audit_on_a_neighbour, check)
         elif predict is not None and "predict" in inspect.signature(check).parameters:
             check = functools.partial(check, predict=predict)
+        if options and name in options:
+            check = functools.partial(check, **options[name])
         bound.append((name, functools.partial(check, X=X, y=y)))
     return bound
 
@@ -157,7 +161,8 @@ def parametrize_private_checks(cases):
     for case in cases:
         for name, check in private_checks(case.X, case.y, reference=case.reference,
                                           distance=case.distance,
-                                          tolerance=case.tolerance, predict=case.predict):
+                                          tolerance=case.tolerance, predict=case.predict,
+                                          options=case.options):
             if name in case.skipped:
                 continue
             marks = [pytest.mark.slow] if case.slow or name in SLOW_CHECKS else []

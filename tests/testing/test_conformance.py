@@ -31,10 +31,6 @@ KNOWN = {
         "private_score": "finding 8 of issue 29: private_score on a wrong-width X gives a "
         "broadcast error (h-inputs)",
     },
-    "check_public_observables": {
-        "PrivateRandomizedSearchCV": "finding 8 of issue 29: a search on data with a NaN "
-        "row charges or not depending on the split (h-inputs)",
-    },
     "check_noise_drawn": {
         "PriRFed": COMPOSITE,
         "Search": COMPOSITE,
