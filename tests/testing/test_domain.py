@@ -43,8 +43,8 @@ def test_a_clear_estimator_passes():
 
 @pytest.mark.parametrize(("faulty", "message"), [
     (AcceptsStrings, "string dtype accepted"),
-    (HidesTheRow, "nan record at row 21: the message 'X holds a non-finite value' does "
-                  "not name the row"),
+    (HidesTheRow, ("nan record at row 21: the message 'X holds a non-finite value' does "
+                   "not name the row")),
 ])
 def test_unclear_input_handling_fails(faulty, message):
     case = _case(RGD)
