@@ -4,9 +4,15 @@ Every map here acts on each row alone (non-finite rows to zero, rows longer than
 public bound B scaled down to it, a released mean subtracted), so a replaced record
 changes one mapped row, which still has norm <= B: the sensitivities below hold for
 any data.
+
+Each noisy release here is one Gaussian stage (``privacy.stages.noisy_stage``) with the
+``label`` and ``sensitivity`` of its ledger event.
 """
 
 import numpy as np
+
+from geomstats_dp import _dask
+from geomstats_dp.privacy.stages import noisy_stage
 
 
 def bounded_rows(X, bound):
@@ -26,42 +32,76 @@ def bounded_rows(X, bound):
     return rows * np.minimum(1.0, bound / np.maximum(norms, 1e-300))
 
 
-def noisy_mean(rows, noise_std, rng):
+def stage_of(event):
+    """The ``label`` and ``sensitivity`` of a ledger event, as the releases here take them."""
+    return {"label": event.label, "sensitivity": event.sensitivity}
+
+
+def gaussian_stage(statistic, noise, noise_std, dim, norm=None, **stage):
+    """``statistic + noise``, released as a Gaussian stage (``stage``: its label and
+    sensitivity)."""
+    return noisy_stage(statistic, noise, law="gaussian", scale=noise_std, dim=dim,
+                       norm=norm, **stage)
+
+
+def noisy_mean(rows, noise_std, rng, **stage):
     """The mean of the rows plus N(0, noise_std^2 I): sensitivity 2B / n (replace-one).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray, shape=[n_samples, n_features]
+    noise_std : float
+    rng : numpy.random.Generator
+    **stage
+        ``label`` and ``sensitivity`` of the release (of its ledger event), for every
+        function here.
 
     Returns
     -------
     mean : numpy.ndarray, shape=[n_features]
     """
-    return rows.mean(axis=0) + noise_std * np.asarray(rng.standard_normal(rows.shape[1]))
+    noise = noise_std * np.asarray(rng.standard_normal(rows.shape[1]))
+    return gaussian_stage(rows.mean(axis=0), noise, noise_std, rows.shape[1], **stage)
 
 
-def noisy_trace(rows, noise_std, rng):
+def noisy_trace(rows, noise_std, rng, **stage):
     """(1/n) sum |z|^2 plus N(0, noise_std^2): sensitivity B^2 / n (|z|^2 in [0, B^2]).
 
     Returns
     -------
     trace : float
     """
-    return float(np.sum(rows**2) / len(rows) + noise_std * rng.standard_normal())
+    return float(gaussian_stage(np.sum(rows**2) / len(rows),
+                                noise_std * rng.standard_normal(), noise_std, 1, **stage))
 
 
-def noisy_second_moment(rows, noise_std, rng):
+def upper_triangle_norm(matrix):
+    """The l2 norm of the upper triangle (diagonal included) of ``matrix`` [p, p]."""
+    return float(np.linalg.norm(matrix[np.triu_indices(matrix.shape[-1])]))
+
+
+def symmetric_noise(noise_std, p, rng):
+    """A symmetric [p, p] Gaussian matrix: iid N(0, noise_std^2) upper triangle, mirrored."""
+    upper = np.triu(noise_std * np.asarray(rng.standard_normal((p, p))))
+    return upper + np.triu(upper, 1).T
+
+
+def noisy_second_moment(rows, noise_std, rng, **stage):
     """(1/n) sum z z^T plus a symmetric Gaussian matrix (iid upper triangle, mirrored).
 
     Replace-one sensitivity of the upper triangle (diagonal included) as a vector:
-    sqrt(2) B^2 / n (``second_moment_sensitivity``).
+    sqrt(2) B^2 / n (``second_moment_sensitivity``): one stage, in that norm.
 
     Returns
     -------
     matrix : numpy.ndarray, shape=[n_features, n_features]
     """
     p = rows.shape[1]
-    upper = np.triu(noise_std * np.asarray(rng.standard_normal((p, p))))
-    return rows.T @ rows / len(rows) + upper + np.triu(upper, 1).T
+    return gaussian_stage(rows.T @ rows / len(rows), symmetric_noise(noise_std, p, rng),
+                          noise_std, p * (p + 1) // 2, upper_triangle_norm, **stage)
 
 
-def noisy_projected_moments(rows, basis, noise_std, rng):
+def noisy_projected_moments(rows, basis, noise_std, rng, **stage):
     """The second moment of the projections u = W^T z and the residual, plus noise.
 
     Each record contributes (the upper triangle of u u^T, |z|^2 - |u|^2). With a = |u|^2,
@@ -78,6 +118,8 @@ def noisy_projected_moments(rows, basis, noise_std, rng):
         Orthonormal columns.
     noise_std : float
     rng : numpy.random.Generator
+    **stage
+        Of the joint release: one stage, the moments and the residual.
 
     Returns
     -------
@@ -86,8 +128,18 @@ def noisy_projected_moments(rows, basis, noise_std, rng):
     """
     projections = rows @ basis
     residuals = np.maximum(np.sum(rows**2, axis=1) - np.sum(projections**2, axis=1), 0.0)
-    moments = noisy_second_moment(projections, noise_std, rng)
-    return moments, residuals.mean() + noise_std * float(rng.standard_normal())
+    k = basis.shape[1]
+    noise = symmetric_noise(noise_std, k, rng)
+    residual_noise = noise_std * float(rng.standard_normal())
+    # on a Dask array the workers reduce the rows here, before the one flat stage
+    moment, residual = _dask.compute(projections.T @ projections / len(projections),
+                                     residuals.mean())
+    released = gaussian_stage(
+        np.append(moment, residual),
+        np.append(noise, residual_noise), noise_std, k * (k + 1) // 2 + 1,
+        lambda flat: np.hypot(upper_triangle_norm(flat[:-1].reshape(k, k)), flat[-1]),
+        **stage)
+    return released[:-1].reshape(k, k), float(released[-1])
 
 
 def second_moment_sensitivity(bound, n_samples):

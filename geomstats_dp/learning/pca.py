@@ -36,7 +36,12 @@ from geomstats_dp._validation import (
 )
 from geomstats_dp.learning._data import check_array, check_sample_count
 from geomstats_dp.learning._diagnostics import noise_ratio, user_stacklevel
-from geomstats_dp.learning._pca_rows import bounded_rows, noisy_mean, noisy_trace
+from geomstats_dp.learning._pca_rows import (
+    bounded_rows,
+    noisy_mean,
+    noisy_trace,
+    stage_of,
+)
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
 from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
 from geomstats_dp.learning.mechanisms.pca_gradient import LABEL as VARIANCE_LABEL
@@ -384,13 +389,13 @@ class PrivatePCA(TransformerMixin, PrivateERM):
             (event,) = self._mean_events(len(X))
             # computed now (on a Dask array: one pass of the workers), read by every row
             mean = np.asarray(noisy_mean(bounded_rows(X, self._data_norm), event.noise_std,
-                                         rng))
+                                         rng, **stage_of(event)))
         return self._rows(X, mean), mean
 
     def _prepare(self, data, rng):
         rows, mean = self._private_rows(numpy_or_dask(data), rng)
         scale_event = self._preliminary_events(len(rows))[-1]
-        trace = noisy_trace(rows, scale_event.noise_std, rng)
+        trace = noisy_trace(rows, scale_event.noise_std, rng, **stage_of(scale_event))
         # the steps' scale, floored at twice its noise; the noise ratio's, a lower bound
         self._trace = max(trace, 2 * scale_event.noise_std)
         self._trace_lower = trace - 2 * scale_event.noise_std

@@ -22,7 +22,9 @@ sampler would reject (not finite, or no Cholesky factor) stops the block so that
 sampler raises its own error, as it does in the loop.
 
 ``compiled_block_runner`` decides from public quantities whether a run takes this route
-(numpy backend, numba importable, ``ENABLED``, ``MIN_STEPS_TO_LOAD``); otherwise
+(numpy backend, numba importable, ``ENABLED``, ``MIN_STEPS_TO_LOAD``, no stage observer:
+the kernel adds its noise without ``privacy.stages``, so a run observed by the
+conformance checks takes the loop, whose releases are the same); otherwise
 ``minimize`` runs its Python loop. The first use compiles the kernel (about 4 s), which
 numba caches on disk for later processes. Its cache is keyed on this file alone: after
 editing a helper it compiles (``geodesics``, ``symmetric_2x2``, ``distributions.spd``),
@@ -52,6 +54,7 @@ from geomstats_dp.optim.losses import SquaredDistanceLoss, backend_name
 from geomstats_dp.optim.outputs import make_tracker
 from geomstats_dp.optim.strategies import FullBatch, MiniBatch
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
+from geomstats_dp.privacy.stages import observing
 
 ENABLED = os.environ.get("GEOMSTATS_DP_COMPILED", "1") != "0"
 """Whether runs that qualify take the compiled route (environment variable
@@ -84,7 +87,8 @@ def compiled_block_runner(loss, strategy, data, noise_sampler, n_steps, *, retra
     strategy, numpy data in memory on the numpy backend, the default noise sampler (a
     ``TangentGaussian`` with method "transport" and no validation, or none when there is
     no noise), no ``retraction`` and no ``callback``, with numba importable and
-    ``ENABLED``, if the kernel is loaded or the run has ``MIN_STEPS_TO_LOAD`` steps.
+    ``ENABLED``, if the kernel is loaded or the run has ``MIN_STEPS_TO_LOAD`` steps, and
+    no stage observer is active (``privacy.stages.observing``).
 
     Parameters
     ----------
@@ -103,7 +107,7 @@ def compiled_block_runner(loss, strategy, data, noise_sampler, n_steps, *, retra
     -------
     runner : CompiledBlocks or None
     """
-    if not ENABLED or retraction is not None or callback is not None:
+    if not ENABLED or retraction is not None or callback is not None or observing():
         return None
     if type(loss) is not SquaredDistanceLoss or type(strategy) not in (FullBatch, MiniBatch):
         return None
@@ -243,8 +247,7 @@ class _DrawnBatches:
 
 def _raise_rejection(oracle, point, sigma):
     """Raise the noise sampler's own error for the point the kernel found it rejects."""
-    point = to_backend(point)
-    oracle.add_noise(point * 0.0, point, sigma)
+    oracle.draw_noise(to_backend(point), sigma)
     raise AssertionError("the noise sampler accepted a point the kernel rejected")
 
 

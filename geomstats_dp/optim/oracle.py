@@ -11,6 +11,7 @@ from geomstats_dp._dask import gradient_norms as dask_gradient_norms
 from geomstats_dp.optim.clipping import clip_factors
 from geomstats_dp.optim.streams import split_streams as split
 from geomstats_dp.optim.warm_logs import record_bases_for
+from geomstats_dp.privacy.stages import noisy_stage
 
 # Per-sample gradients are computed CHUNK_BYTES of data at a time, at least MIN_CHUNK_ROWS
 # rows: the gradient of a loss holds several arrays the size of its chunk (logarithms,
@@ -60,6 +61,8 @@ class GradientOracle:
         Per-sample gradients computed so far.
     n_noise_draws : int
         Calls made to the noise sampler so far.
+    max_weight : float
+        max_i w_i (public: the weights are).
 
     Notes
     -----
@@ -74,6 +77,7 @@ class GradientOracle:
         self.data = data
         self.weights = weights
         self.n_samples = int(data.shape[0])
+        self.max_weight = float(to_numpy(weights).max())
         self.noise_sampler = noise_sampler
         self.batch_rng, self.noise_rng = split(rng) if split_streams else (rng, rng)
         self.n_gradient_evaluations = 0
@@ -148,16 +152,34 @@ class GradientOracle:
         sums = self.loss.gradient_sums(point)  # the point's own work, once per query
         return sums if self._record_bases is None else self._record_bases.bind(sums)
 
-    def add_noise(self, tangent_vec, point, sigma):
-        """tangent_vec + xi with xi ~ N_point(0, sigma^2); no draw when sigma == 0."""
-        if sigma == 0:
-            return tangent_vec
+    def draw_noise(self, point, sigma):
+        """One draw xi ~ N_point(0, sigma^2) of the noise sampler (sigma > 0)."""
         self.n_noise_draws += 1
         draw = self._noise_draws.get(sigma)
         if draw is None:
             draw = self._noise_draws[sigma] = prepared_draw(
                 self.noise_sampler, sigma, self.noise_rng)
-        return tangent_vec + draw(point)
+        return draw(point)
+
+    def add_noise(self, tangent_vec, point, sigma, *, label, sensitivity, sampling_rate=1.0,
+                  adjacency="replace_one"):
+        """tangent_vec + xi with xi ~ N_point(0, sigma^2): one Gaussian stage
+        (``privacy.stages.noisy_stage``) whose statistic is ``tangent_vec``, of the stated
+        ``sensitivity`` in the Riemannian norm at ``point``, its noise in the manifold's
+        dimension; no draw and no stage when sigma == 0 (nothing private is released).
+        """
+        if sigma == 0:
+            return tangent_vec
+        return noisy_stage(
+            tangent_vec, self.draw_noise(point, sigma), label=label, law="gaussian",
+            scale=sigma, sensitivity=sensitivity, dim=int(self.loss.space.dim),
+            norm=functools.partial(tangent_norm, self.metric, point), adjacency=adjacency,
+            sampling_rate=sampling_rate)
+
+
+def tangent_norm(metric, point, tangent_vec):
+    """The Riemannian norm of ``tangent_vec`` at ``point``, a float."""
+    return float(to_numpy(metric.norm(tangent_vec, point)))
 
 
 def prepared_draw(noise_sampler, sigma, rng):

@@ -176,9 +176,12 @@ class FullBatch(Strategy):
     def stepper(self, oracle, transport):
         """Full clipped weighted gradient plus noise."""
 
+        sensitivity = 2 * self.clip_norm * oracle.max_weight  # as ``queries`` states it
+
         def direction(point, round_step):
             gradient = oracle.clipped_sum(point, self.clip_norm)
-            return oracle.add_noise(gradient, point, self.noise_std)
+            return oracle.add_noise(gradient, point, self.noise_std, label="full_gradient",
+                                    sensitivity=sensitivity)
 
         return direction
 
@@ -293,6 +296,13 @@ class MiniBatch(Strategy):
     def stepper(self, oracle, transport):
         """Clipped weighted batch gradient plus noise; batches drawn a block at a time."""
         scale = oracle.n_samples / self.batch_size
+        stage = {  # as ``queries`` states it
+            "label": "minibatch_gradient",
+            "sensitivity": 2 * self.clip_norm * oracle.n_samples * oracle.max_weight
+            / self.batch_size,
+            "sampling_rate": self.rate(oracle.n_samples),
+            "adjacency": "add_remove" if self.sampling == "poisson" else "replace_one",
+        }
         block = block_steps(oracle.n_samples)
         draw = self.batch_stream(oracle.batch_rng, oracle.n_samples)
         pending = []
@@ -305,7 +315,7 @@ class MiniBatch(Strategy):
                 gradient = gs.zeros_like(point)
             else:
                 gradient = oracle.clipped_sum(point, self.clip_norm, indices, scale)
-            return oracle.add_noise(gradient, point, self.noise_std)
+            return oracle.add_noise(gradient, point, self.noise_std, **stage)
 
         return direction
 
@@ -430,15 +440,26 @@ class _VarianceReducedStepper:
         self.oracle = oracle
         self.transport = transport
         self.snapshot = self.full_gradient = self.noisy_full_gradient = self.indices = None
+        # the stages of the two queries, as ``VarianceReduced.queries`` states them
+        self.full_stage = {"label": "full_gradient",
+                           "sensitivity": 2 * strategy.clip_norm_full * oracle.max_weight}
+        self.single_stage = {
+            "label": "variance_reduced_gradient",
+            "sensitivity": 4 * strategy.clip_norm_single * oracle.n_samples * oracle.max_weight,
+            "sampling_rate": 1.0 / oracle.n_samples,
+        }
+
+    def _noisy_full_gradient(self):
+        """g~: the snapshot's full gradient plus its noise (a full-gradient stage)."""
+        return self.oracle.add_noise(self.full_gradient, self.snapshot,
+                                     self.strategy.noise_std_full, **self.full_stage)
 
     def _start_epoch(self, point):
         strategy, oracle = self.strategy, self.oracle
         self.snapshot = point
         self.full_gradient = oracle.clipped_sum(point, strategy.clip_norm_full)
         if strategy.snapshot_noise == "epoch":
-            self.noisy_full_gradient = oracle.add_noise(
-                self.full_gradient, point, strategy.noise_std_full
-            )
+            self.noisy_full_gradient = self._noisy_full_gradient()
         self.indices = np.asarray(
             oracle.batch_rng.integers(0, oracle.n_samples, size=strategy.inner_steps)
         )
@@ -464,9 +485,7 @@ class _VarianceReducedStepper:
             self._start_epoch(point)
         noisy_full_gradient = self.noisy_full_gradient
         if strategy.snapshot_noise == "step":
-            noisy_full_gradient = oracle.add_noise(
-                self.full_gradient, self.snapshot, strategy.noise_std_full
-            )
+            noisy_full_gradient = self._noisy_full_gradient()
         index = self.indices[inner_step : inner_step + 1]
         clip_norm, scale = strategy.clip_norm_single, oracle.n_samples
         current = oracle.clipped_sum(point, clip_norm, index, scale)
@@ -474,6 +493,5 @@ class _VarianceReducedStepper:
         moved_anchor, moved_full = self._transport_from_snapshot(
             anchor, noisy_full_gradient, point, inner_step
         )
-        return oracle.add_noise(
-            current - moved_anchor + moved_full, point, strategy.noise_std_single
-        )
+        return oracle.add_noise(current - moved_anchor + moved_full, point,
+                                strategy.noise_std_single, **self.single_stage)

@@ -11,6 +11,7 @@ import numpy as np
 
 from geomstats_dp._validation import check_positive_finite, check_probability
 from geomstats_dp.privacy.events import PureEvent
+from geomstats_dp.privacy.stages import discrete_stage
 
 DEFAULT_GRID = np.geomspace(1e-3, 1e3, 25)  # 4 candidates a decade
 
@@ -21,7 +22,8 @@ def quantile_event(epsilon, label="private quantile"):
                      label=label)
 
 
-def private_quantile(values, quantile, epsilon, rng, grid=DEFAULT_GRID):
+def private_quantile(values, quantile, epsilon, rng, grid=DEFAULT_GRID,
+                     label="private quantile"):
     """Release a grid point near the ``quantile`` of ``values``, epsilon-DP.
 
     Parameters
@@ -35,6 +37,10 @@ def private_quantile(values, quantile, epsilon, rng, grid=DEFAULT_GRID):
         Only ``rng.random()`` is used.
     grid : numpy.ndarray, shape=[k]
         Public, increasing candidates.
+    label : str
+        The label of its ledger event (``quantile_event``): the release is reported as an
+        exponential-mechanism stage (``privacy.stages.discrete_stage``) whose statistic
+        is the utilities of the candidates, of sensitivity 1.
 
     Returns
     -------
@@ -50,4 +56,5 @@ def private_quantile(values, quantile, epsilon, rng, grid=DEFAULT_GRID):
     probabilities = np.exp(logits - logits.max())
     cumulative = np.cumsum(probabilities / probabilities.sum())
     index = int(np.searchsorted(cumulative, float(rng.random()), side="right"))
-    return float(grid[min(index, len(grid) - 1)])
+    return discrete_stage(float(grid[min(index, len(grid) - 1)]), label=label,
+                          epsilon=epsilon, sensitivity=1.0, utility=utility)

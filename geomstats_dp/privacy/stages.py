@@ -17,8 +17,13 @@ exponential mechanism of a private quantile) report their cost with ``discrete_s
 
 import contextlib
 import contextvars
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+
+import numpy as np
+
+from geomstats_dp._backend import to_numpy
 
 LAWS = ("gaussian", "laplace", "discrete_laplace", "discrete_gaussian", "exponential")
 
@@ -50,14 +55,18 @@ class Stage:
         noise).
     norm : callable or None
         ``norm(difference)`` of two statistics (the Riemannian norm at the stage's base
-        point for tangent statistics); None: the Euclidean (l2) norm of the array, or the
-        l1 norm for Laplace laws.
+        point for tangent statistics); None: the Euclidean (l2) norm of the array, the l1
+        norm for Laplace laws, the largest entry's change (sup norm of the utilities) for
+        "exponential".
     adjacency : str
         "replace_one", "add_remove", "user_level" or "label_level".
     sampling_rate : float
         Probability that a record enters this stage's query (1 for the full data).
     choice : object
         For "exponential" stages, the candidate the mechanism chose.
+    dist : callable or None
+        ``dist(statistic, other)``: the distance of two statistics where a difference
+        has no meaning (a point of a manifold: the metric's distance); wins over ``norm``.
     """
 
     label: str
@@ -71,12 +80,40 @@ class Stage:
     adjacency: str = "replace_one"
     sampling_rate: float = 1.0
     choice: Any = None
+    dist: Callable | None = None
 
     def release(self):
         """The value released without an observer: ``statistic + noise`` (or the choice)."""
         if self.law == "exponential":
             return self.choice
         return self.statistic + self.noise
+
+    def public(self):
+        """The stage's public description, equal on neighbouring datasets: (label, law,
+        scale, sensitivity, dim, adjacency, sampling_rate)."""
+        return (self.label, self.law, self.scale, self.sensitivity, self.dim,
+                self.adjacency, self.sampling_rate)
+
+    def distance(self, other):
+        """``norm(self.statistic - other.statistic)``: the move of the statistic between
+        two runs of this stage, in the stage's ``norm`` (default: l2; l1 for Laplace laws;
+        the largest change of a candidate's utility for "exponential")."""
+        if self.dist is not None:
+            return float(self.dist(self.statistic, other.statistic))
+        difference = self.statistic - other.statistic
+        if self.norm is not None:
+            return float(self.norm(difference))
+        values = np.abs(np.asarray(to_numpy(difference), dtype=float)).ravel()
+        if self.law == "exponential":
+            return float(values.max(initial=0.0))
+        return float(values.sum() if "laplace" in self.law else np.sqrt((values**2).sum()))
+
+
+def observing():
+    """Whether an observer is active in this context (``observe_stages``): code that
+    releases without going through its stages (a compiled kernel) takes the route that
+    does while one is."""
+    return _OBSERVER.get() is not None
 
 
 def noisy_stage(statistic, noise, *, label, law, scale, sensitivity, dim=1, norm=None,
@@ -96,17 +133,19 @@ def noisy_stage(statistic, noise, *, label, law, scale, sensitivity, dim=1, norm
 
 
 def discrete_stage(choice, *, label, epsilon, sensitivity, utility=None,
-                   adjacency="replace_one"):
+                   adjacency="replace_one", dist=None):
     """Report a stage released by the exponential mechanism; returns ``choice``.
 
-    ``utility`` (the candidates' utilities, array) is the statistic whose sensitivity is
-    ``sensitivity``. An observer may replace the choice (a replay on a neighbour).
+    ``utility`` (the candidates' utilities, array; or the centre of a continuous
+    exponential mechanism such as the Riemannian Laplace law, with its ``dist``) is the
+    statistic whose sensitivity is ``sensitivity``. An observer may replace the choice
+    (a replay on a neighbour).
     """
     observer = _OBSERVER.get()
     if observer is None:
         return choice
     return observer(Stage(label, utility, None, "exponential", epsilon, sensitivity,
-                          adjacency=adjacency, choice=choice))
+                          adjacency=adjacency, choice=choice, dist=dist))
 
 
 @contextlib.contextmanager

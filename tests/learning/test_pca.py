@@ -106,7 +106,8 @@ def test_second_moment_and_variance_sensitivities_hold_and_are_attained():
         z, other = (bound * v / np.linalg.norm(v) * rng.uniform(0.5, 1) ** (trial > 1)
                     for v in (z, other))
         moved = np.linalg.norm(_upper(np.outer(z, z) - np.outer(other, other)))
-        released = [_pca_rows.noisy_projected_moments(v[None], basis, 0.0, rng)
+        released = [_pca_rows.noisy_projected_moments(v[None], basis, 0.0, rng,
+                                                      label="variances", sensitivity=1.0)
                     for v in (z, other)]
         variances = [np.append(_upper(moments), residual) for moments, residual in released]
         largest = np.maximum(largest, [moved, np.linalg.norm(variances[0] - variances[1])])
@@ -118,8 +119,8 @@ def test_analyze_gauss_draws_the_calibrated_symmetric_noise(monkeypatch):
     drawn = []
     original = analyze_gauss.noisy_second_moment
     monkeypatch.setattr(analyze_gauss, "noisy_second_moment",
-                        lambda rows, std, rng: drawn.append(original(rows, std, rng))
-                        or drawn[-1])
+                        lambda rows, std, rng, **stage:
+                        drawn.append(original(rows, std, rng, **stage)) or drawn[-1])
     n, p, bound, epsilon, delta = 400, 30, 2.0, 1.0, 1e-5
     X = np.random.default_rng(3).standard_normal((n, p))
     pca = _quiet_fit(PrivatePCA(2, epsilon=epsilon, delta=delta, data_norm=bound,
@@ -361,7 +362,7 @@ def test_each_release_adds_the_noise_it_is_given(release):
     args = (basis,) if release == "noisy_projected_moments" else ()
 
     def flat(std):
-        value = function(rows, *args, std, rng)
+        value = function(rows, *args, std, rng, label=release, sensitivity=1.0)
         if release == "noisy_projected_moments":
             return np.append(_upper(value[0]), value[1])
         return _upper(value) if release == "noisy_second_moment" else np.ravel(value)
@@ -381,9 +382,9 @@ def test_rgd_small_releases_are_given_their_calibrated_noise(monkeypatch):
                          (pca_gradient, "noisy_projected_moments")):
         original = getattr(module, name)
 
-        def spy(*args, _original=original, _name=name):
+        def spy(*args, _original=original, _name=name, **stage):
             given[_name] = args[-2]
-            return _original(*args)
+            return _original(*args, **stage)
 
         monkeypatch.setattr(module, name, spy)
     n, p, bound, epsilon, delta = 200, 5, 2.0, 1.0, 1e-5

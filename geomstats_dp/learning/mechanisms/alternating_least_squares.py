@@ -57,6 +57,7 @@ import numpy as np
 from geomstats_dp.learning._local_completion import fit_users
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian
+from geomstats_dp.privacy.stages import noisy_stage
 
 NEGLIGIBLE_NOISE = 0.2  # noise multiplier below which more alternations pay
 LONG_N_ITER = 3
@@ -94,7 +95,13 @@ def scaled_basis(factors):
     return math.sqrt(factors.shape[0]) * left * spanned
 
 
-def noisy_spectral_start(ratings, rank, clip_norm, noise_std, rng):
+def frobenius_norm(array):
+    """The l2 norm of every entry: the Frobenius norm, whose coordinates are the isometric
+    ones of the symmetric matrices (the noise's variance on each is noise_std^2)."""
+    return float(np.linalg.norm(np.ravel(array)))
+
+
+def noisy_spectral_start(ratings, rank, clip_norm, noise_std, rng, **stage):
     """Item factors from the noisy second moment of the users' centred ratings (module doc).
 
     Parameters
@@ -107,6 +114,9 @@ def noisy_spectral_start(ratings, rank, clip_norm, noise_std, rng):
     noise_std : float
         Standard deviation of the noise on each isometric coordinate.
     rng : numpy.random.Generator
+    **stage
+        ``label`` and ``sensitivity`` of the release (``privacy.stages.noisy_stage``; a
+        user-level stage in the Frobenius norm).
 
     Returns
     -------
@@ -122,7 +132,11 @@ def noisy_spectral_start(ratings, rank, clip_norm, noise_std, rng):
     centred[~valid] = 0.0
     moment = (centred * (scale / counts)[:, None]).T @ centred
     noise = gaussian_noise(rng, noise_std, moment.shape)
-    eigenvectors = np.linalg.eigh(moment + (noise + noise.T) / 2)[1]
+    n_items = len(moment)
+    released = noisy_stage(moment, (noise + noise.T) / 2, law="gaussian", scale=noise_std,
+                           dim=n_items * (n_items + 1) // 2, norm=frobenius_norm,
+                           adjacency="user_level", **stage)
+    eigenvectors = np.linalg.eigh(released)[1]
     return scaled_basis(eigenvectors[:, -rank:])
 
 
@@ -169,8 +183,10 @@ def clipped_user_statistics(item_offsets, item_factors, ratings, regularization,
     return weights, features, residuals, observed & valid[:, None]
 
 
-def noisy_item_statistics(weights, features, residuals, observed, noise_std, rng):
-    """The item-side sums G_j, m_j with N(0, noise_std^2) noise (module docstring).
+def noisy_item_statistics(weights, features, residuals, observed, noise_std, rng, **stage):
+    """The item-side sums G_j, m_j with N(0, noise_std^2) noise (module docstring): one
+    user-level stage (``label`` and ``sensitivity`` in ``stage``) of every item's sums,
+    flat, in the Frobenius norm.
 
     Returns
     -------
@@ -182,9 +198,15 @@ def noisy_item_statistics(weights, features, residuals, observed, noise_std, rng
     grams = ((observed * weights[:, None]).T @ outer).reshape(n_items, width, width)
     moments = (residuals * weights[:, None]).T @ features
     noise = gaussian_noise(rng, noise_std, (n_items, width, width))
-    grams = grams + (noise + np.swapaxes(noise, 1, 2)) / 2
-    moments = moments + gaussian_noise(rng, noise_std, (n_items, width))
-    return grams, moments
+    symmetric = (noise + np.swapaxes(noise, 1, 2)) / 2
+    moment_noise = gaussian_noise(rng, noise_std, (n_items, width))
+    released = noisy_stage(
+        np.append(grams, moments), np.append(symmetric, moment_noise), law="gaussian",
+        scale=noise_std, dim=n_items * (width * (width + 1) // 2 + width),
+        norm=frobenius_norm, adjacency="user_level", **stage)
+    split = n_items * width**2
+    return (released[:split].reshape(n_items, width, width),
+            released[split:].reshape(n_items, width))
 
 
 def solve_items(grams, moments, threshold, shrinkage):
@@ -232,27 +254,32 @@ class AlternatingLeastSquaresRelease(ReleaseMechanism):
         self.shrinkage = SHRINKAGE_FACTOR * self.noise_std
         self.constant = estimator._half_width() / 2
 
+    def _label(self, part):
+        return f"{type(self.estimator).__name__} DP-ALS: {part}"
+
     def events(self):
-        label = f"{type(self.estimator).__name__} DP-ALS"
         return (
             GaussianEvent.from_noise(self.start_noise_std, self.start_sensitivity,
-                                     label=f"{label}: spectral start"),
+                                     label=self._label("spectral start")),
             GaussianEvent.from_noise(self.noise_std, self.sensitivity, n_steps=self.n_iter,
-                                     label=f"{label}: item statistics"),
+                                     label=self._label("item statistics")),
         )
 
     def release(self, data, weights, rng):
         est = self.estimator
         ratings = est._centred_ratings(data)
         regularization = est._regularization()
-        item_factors = noisy_spectral_start(ratings, est.rank, self.clip_norm,
-                                            self.start_noise_std, rng)
+        item_factors = noisy_spectral_start(
+            ratings, est.rank, self.clip_norm, self.start_noise_std, rng,
+            label=self._label("spectral start"), sensitivity=self.start_sensitivity)
         item_offsets = np.zeros(len(item_factors))
         for _ in range(self.n_iter):
             statistics = clipped_user_statistics(item_offsets, item_factors, ratings,
                                                  regularization, self.clip_norm,
                                                  self.constant)
-            grams, moments = noisy_item_statistics(*statistics, self.noise_std, rng)
+            grams, moments = noisy_item_statistics(
+                *statistics, self.noise_std, rng, label=self._label("item statistics"),
+                sensitivity=self.sensitivity)
             coefficients = solve_items(grams, moments, self.threshold, self.shrinkage)
             item_offsets = self.constant * coefficients[:, 0]
             released = coefficients[:, 1:]

@@ -24,6 +24,7 @@ from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning._pca_rows import (
     noisy_second_moment,
     second_moment_sensitivity,
+    stage_of,
 )
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 
@@ -59,7 +60,7 @@ class AnalyzeGaussRelease(ReleaseMechanism):
         on_dask = _dask.is_dask_array(data)
         rows, mean = est._private_rows(_dask.numpy_or_dask(data), rng)
         noise_std = self.matrix_event.noise_std
-        matrix = noisy_second_moment(rows, noise_std, rng)
+        matrix = noisy_second_moment(rows, noise_std, rng, **stage_of(self.matrix_event))
         if on_dask:  # the noise is drawn; the workers reduce their chunks of rows
             (matrix,) = _dask.compute(matrix)
         eigenvalues, eigenvectors = np.linalg.eigh(matrix)

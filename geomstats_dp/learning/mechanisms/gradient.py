@@ -44,8 +44,9 @@ def resolve_clip_norm(estimator, loss, data, start, rng, early_events):
 
     if estimator._auto_clip:
         norms = gradient_norms(loss, data, start)
-        return private_quantile(norms, estimator.clip_quantile, early_events[-1].epsilon,
-                                rng)
+        event = early_events[-1]
+        return private_quantile(norms, estimator.clip_quantile, event.epsilon, rng,
+                                label=event.label)
     if estimator.clip_norm is None:
         return infer_clip_norm(loss, data, start)
     return estimator.clip_norm

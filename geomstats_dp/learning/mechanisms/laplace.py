@@ -9,7 +9,9 @@ public tolerance tol (``laplace.mean_solver``: no stopping rule, no convergence 
 Sensitivity: Delta + 2 tol, Delta = 2 r (2 - h) / (n h) (Theorem 2) and
 tol = 1e-4 Delta (``laplace.mean_solver.released_mean_sensitivity``). Scale
 (Delta + 2 tol) / epsilon (twice that where the normalising constant depends on the
-footpoint). Accountant: a pure epsilon-DP event (``PureEvent``) in the ledger.
+footpoint). Accountant: a pure epsilon-DP event (``PureEvent``) in the ledger. The draw is
+reported as an exponential-mechanism stage (``privacy.stages.discrete_stage``) whose
+statistic is x_K, of sensitivity Delta + 2 tol in the metric's distance.
 
 Nothing else observable depends on the data: no warning for projected records, no
 exception from the solver; the sampler never gives up. Geometries and radii outside the
@@ -31,6 +33,8 @@ epsilon-DP only up to its unproven mixing. The release never gives up sampling (
 acceptance rate depends on the mean).
 """
 
+import functools
+
 import numpy as np
 
 from geomstats_dp._backend import to_backend, to_numpy
@@ -43,7 +47,9 @@ from geomstats_dp.distributions.laplace.sensitivity import locally_bounded
 from geomstats_dp.learning._data import check_values
 from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.privacy import PureEvent
+from geomstats_dp.privacy.stages import discrete_stage
 
+LABEL = "Riemannian Laplace Frechet mean"
 INSIDE = 1 - 1e-9  # projected points land just inside the open ball
 PILOT_DRAWS, PILOT_SEED = 20, 0  # the public feasibility check of the exact sampler
 
@@ -84,6 +90,11 @@ def project_onto_ball(space, points, center, radius):
     projected = points.copy()
     projected[outside] = to_numpy(space.metric.exp(to_backend(logs * shrink), center))
     return projected
+
+
+def point_distance(metric, point, other):
+    """The metric's distance of two points, a float."""
+    return float(to_numpy(metric.dist(point, other)))
 
 
 def check_exact_sampler(space, center, scale, ball):
@@ -150,7 +161,7 @@ class LaplaceRelease(ReleaseMechanism):
 
     def events(self):
         return (PureEvent(self.estimator.epsilon, sensitivity=self.sensitivity,
-                          noise_scale=self.scale, label="Riemannian Laplace Frechet mean"),)
+                          noise_scale=self.scale, label=LABEL),)
 
     def release(self, points, weights, rng):
         space = self.estimator.space
@@ -158,7 +169,10 @@ class LaplaceRelease(ReleaseMechanism):
         points = project_onto_ball(space, points, self.center, self.radius)
         mean = self.solver.solve(space, to_backend(points), self.center)
         law = RiemannianLaplace(space, mean, self.scale, method="exact", **self.ball)
-        release = law.sample(random_state=rng, give_up=False)
+        release = discrete_stage(  # an exponential mechanism centred on the mean
+            law.sample(random_state=rng, give_up=False), label=LABEL,
+            epsilon=self.estimator.epsilon, sensitivity=self.sensitivity, utility=mean,
+            dist=functools.partial(point_distance, space.metric))
         multiplier = self.scale / self.sensitivity
         return {
             "estimate_": release,

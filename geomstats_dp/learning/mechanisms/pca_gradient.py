@@ -18,6 +18,7 @@ from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning._pca_rows import (
     noisy_projected_moments,
     second_moment_sensitivity,
+    stage_of,
 )
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 
@@ -44,10 +45,9 @@ class PCAGradientRelease(GradientRelease):
         fitted = super().release(data, weights, rng)
         basis = to_numpy(fitted["estimate_"]).reshape(est._n_features, -1)
         rows = est._rows(_dask.numpy_or_dask(data), fitted["mean_"])
-        moments, residual = noisy_projected_moments(rows, basis,
-                                                    self.variance_event.noise_std, rng)
-        if _dask.is_dask_array(rows):  # the noise is drawn; the workers reduce the rows
-            moments, residual = _dask.compute(moments, residual)
+        event = self.variance_event
+        moments, residual = noisy_projected_moments(rows, basis, event.noise_std, rng,
+                                                    **stage_of(event))
         variances, rotation = np.linalg.eigh(moments)
         basis = basis @ rotation[:, ::-1]
         fitted.update(est._explained(variances[::-1], residual))

@@ -222,9 +222,9 @@ class TangentSteps(ReleaseMechanism):
             # records lie beyond it (otherwise no candidate counts them and the choice is
             # uniform on the grid: C2 = 0.026 on EMG with C = 1)
             quantile = localise_quantile(self.n_samples, self.dim, self.multipliers[-1])
-            radius = private_quantile(np.minimum(norms, clip_norm), quantile,
-                                      self.early_events[-1].epsilon, rng,
-                                      grid=clip_norm * LOCALISE_GRID)
+            event = self.early_events[-1]
+            radius = private_quantile(np.minimum(norms, clip_norm), quantile, event.epsilon,
+                                      rng, grid=clip_norm * LOCALISE_GRID, label=event.label)
             return min(clip_norm, LOCALISE_FACTOR * radius)
 
         geodesics = geodesics_for(space)
@@ -237,8 +237,10 @@ class TangentSteps(ReleaseMechanism):
                 else:
                     gradient = oracle.clipped_sum(point, clip)
                 sigma = z * 2 * clip * self.factor / self.n_samples
-                point = geodesics.exp(-step_size * oracle.add_noise(gradient, point, sigma),
-                                      point)
+                noisy = oracle.add_noise(
+                    gradient, point, sigma, label=self._label(step),
+                    sensitivity=2 * clip * self.factor / self.n_samples)
+                point = geodesics.exp(-step_size * noisy, point)
                 points.append(point)
                 noise_norms.append(step_size * sigma * math.sqrt(self.dim))
         return {

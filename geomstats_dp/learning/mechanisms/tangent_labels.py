@@ -17,12 +17,18 @@ Gaussian-DP parameter mu^2 = 1 / z^2 of the whole budget split into shares):
    changes only v_j, by at most 2D in the metric at b (a fixed inner product), so the
    L2 sensitivity of the [n, d] block is 2D; the rest of mu^2.
 
+Both are stages (``privacy.stages.noisy_stage``), adjacency "label_level", in the norm
+of the metric at the base point (the block: the root of the sum of its rows' squared
+norms).
+
 Every prediction made from the released coordinates is post-processing: the cost does not
 grow with the number of predictions.
 """
 
+import functools
 
 import geomstats.backend as gs
+import numpy as np
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
@@ -30,8 +36,16 @@ from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 from geomstats_dp.optim import canonical_point, clip_tangent_vectors
 from geomstats_dp.optim.step_cap import cap_norm
 from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
+from geomstats_dp.privacy.stages import noisy_stage
 
 BASE_SHARE = 0.1  # share of mu^2 spent on a private base point
+BASE_LABEL = "PrivateStructuredPrediction: base point (tangent mean)"
+LABELS_LABEL = "PrivateStructuredPrediction: targets' log-coordinates"
+
+
+def block_norm(metric, base_point, tangent_vecs):
+    """sqrt(sum_i |v_i|_b^2) of a block of tangent vectors at ``base_point``, a float."""
+    return float(np.sqrt(np.sum(to_numpy(metric.squared_norm(tangent_vecs, base_point)))))
 
 
 class TangentLabelRelease(ReleaseMechanism):
@@ -64,7 +78,7 @@ class TangentLabelRelease(ReleaseMechanism):
             self.base_events = (GaussianEvent(
                 base_multiplier, sensitivity=2 * self.clip_norm / n_samples,
                 noise_std=self.base_sigma,
-                label="PrivateStructuredPrediction: base point (tangent mean)"),)
+                label=BASE_LABEL),)
         self.sigma = self.noise_multiplier * 2 * self.clip_norm
         # a public base point is checked; the private one is made here on the space
         self.sampler = TangentGaussian(space, validate=self.public_base)
@@ -72,7 +86,7 @@ class TangentLabelRelease(ReleaseMechanism):
     def events(self):
         return self.base_events + (GaussianEvent(
             self.noise_multiplier, sensitivity=2 * self.clip_norm, noise_std=self.sigma,
-            label="PrivateStructuredPrediction: targets' log-coordinates"),)
+            label=LABELS_LABEL),)
 
     def _clipped_logs(self, targets, base_point):
         metric = self.estimator.space.metric
@@ -80,18 +94,28 @@ class TangentLabelRelease(ReleaseMechanism):
         return clip_tangent_vectors(metric, logs, base_point, self.clip_norm)
 
     def release(self, targets, weights, rng):
+        space = self.estimator.space
+        metric, dim = space.metric, int(space.dim)
         base_point = self.start
         if not self.public_base:
             mean = gs.mean(self._clipped_logs(targets, base_point), axis=0)
             noise = self.sampler.sample(base_point, sigma=self.base_sigma, random_state=rng)
-            metric = self.estimator.space.metric
-            step = cap_norm(metric, mean + noise, base_point, self.clip_norm)
-            base_point = metric.exp(step, base_point)
+            noisy = noisy_stage(
+                mean, noise, label=BASE_LABEL, law="gaussian", scale=self.base_sigma,
+                sensitivity=2 * self.clip_norm / self.n_samples, dim=dim,
+                norm=functools.partial(block_norm, metric, base_point),
+                adjacency="label_level")
+            base_point = metric.exp(cap_norm(metric, noisy, base_point, self.clip_norm),
+                                    base_point)
         clipped = self._clipped_logs(targets, base_point)
         noise = self.sampler.sample(base_point, n_samples=len(targets), sigma=self.sigma,
                                     random_state=rng)
+        labels = noisy_stage(
+            clipped, gs.reshape(noise, clipped.shape), label=LABELS_LABEL, law="gaussian",
+            scale=self.sigma, sensitivity=2 * self.clip_norm, dim=len(targets) * dim,
+            norm=functools.partial(block_norm, metric, base_point), adjacency="label_level")
         return {
-            "labels_": clipped + gs.reshape(noise, clipped.shape),
+            "labels_": labels,
             "base_point_": base_point,
             "noise_multiplier_": self.noise_multiplier,
         }

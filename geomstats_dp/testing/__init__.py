@@ -1,0 +1,1 @@
+"""Conformance checks of private estimators (issue 29)."""
