@@ -32,17 +32,23 @@ from geomstats_dp.privacy.stages import observe_stages
 
 
 def _halve(stage):
-    if stage.law == "exponential":
+    if stage.law != "exponential":
+        return stage.statistic + 0.5 * stage.noise
+    if stage.dist is None:  # a choice among candidates
         return stage.choice
-    return stage.statistic + 0.5 * stage.noise
+    # a continuous exponential mechanism centred on its statistic: the chord midpoint
+    return stage.statistic + 0.5 * (stage.choice - stage.statistic)
 
 
 @contextlib.contextmanager
 def halved_noise():
     """Within the block every stage releases its statistic plus half its noise.
 
-    The broken twin of every mechanism that releases through ``privacy.stages``;
-    exponential-mechanism stages keep their choice.
+    The broken twin of every mechanism that releases through ``privacy.stages``. An
+    exponential-mechanism stage over candidates keeps its choice; one centred on its
+    statistic (a point, with a ``dist``: the Riemannian Laplace law) releases the
+    midpoint of the chord from the statistic to its draw, the draw of the law with half
+    the scale on a flat space (off the space on a curved one).
     """
     with observe_stages(_halve):
         yield
@@ -127,30 +133,52 @@ def pilot_direction(fit, dataset, neighbour, *, n_runs, random_state):
     return means[0] - means[1]
 
 
-def estimator_fit(estimator, y=None, y2=None, *, release=None, neighbour=None):
-    """``fit(data, seed)``: a clone of ``estimator`` fitted on ``data`` with a fresh budget
-    of its own (epsilon, delta) and ``random_state=seed``; returns ``release(fitted)``
-    (default ``estimate_``). ``y`` goes with every dataset but ``neighbour``, which
-    gets ``y2``."""
+def estimator_fit(estimator, release=None):
+    """``fit((X, y), seed)``: ``release(fitted)`` (default ``estimate_``) of a clone of
+    ``estimator`` fitted on (X, y) (y None: on X) with ``random_state=seed`` and a fresh
+    budget of its own (epsilon, delta)."""
     params = estimator.get_params()
     release = release or (lambda fitted: fitted.estimate_)
 
     def fit(data, seed):
+        X, y = data
         model = clone(estimator).set_params(random_state=seed)
         if "budget" in params:
             model.set_params(budget=PrivacyBudget(params["epsilon"],
                                                   params.get("delta") or 0.0))
-        targets = y2 if data is neighbour else y
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tiny data: the noise dominates, by design
-            fitted = model.fit(data) if targets is None else model.fit(data, targets)
+            fitted = model.fit(X) if y is None else model.fit(X, y)
         return release(fitted)
 
     return fit
 
 
+def audit_twins(fit, X, X2, *, delta, n_runs=1000, statistic=None, confidence=0.99,
+                calibration_fraction=0.5, random_state=0):
+    """The same audit of the release ``fit`` and of its twin under ``halved_noise``.
+
+    Parameters and defaults as in ``check_audit``; ``fit(data, seed) -> release``,
+    X and X2 passed to it as they are.
+
+    Returns
+    -------
+    honest, broken : geomstats_dp.privacy.audit.AuditResult
+    """
+    if statistic is None:
+        statistic = projection_statistic(pilot_direction(
+            fit, X, X2, n_runs=max(n_runs // 10, 20), random_state=random_state + 1))
+    settings = {"delta": delta, "n_runs": n_runs, "statistic": statistic,
+                "confidence": confidence, "calibration_fraction": calibration_fraction,
+                "random_state": random_state}
+    honest = audit_release(fit, X, X2, **settings)
+    with halved_noise():
+        broken = audit_release(fit, X, X2, **settings)
+    return honest, broken
+
+
 def check_audit(estimator, X, X2, y=None, y2=None, *, statistic=None, release=None,
-                epsilon=None, delta=None, n_runs=2000, confidence=0.99,
+                epsilon=None, delta=None, n_runs=1000, confidence=0.99,
                 calibration_fraction=0.5, random_state=0):
     """The audit on (X, y) and its neighbour (X2, y2) does not refute the estimator's
     (epsilon, delta) claim, and refutes it for the twin drawing half the noise.
@@ -188,27 +216,28 @@ def check_audit(estimator, X, X2, y=None, y2=None, *, statistic=None, release=No
     Raises
     ------
     AssertionError
-        Naming the audit, the bound and the claim, when the honest release is refuted
-        or the twin is not.
+        Naming the estimator, the bounds and the claim, when the honest release is
+        refuted or the twin is not.
     """
     params = estimator.get_params()
     epsilon = params["epsilon"] if epsilon is None else epsilon
     delta = (params.get("delta") or 0.0) if delta is None else delta
-    fit = estimator_fit(estimator, y, y2, release=release, neighbour=X2)
-    if statistic is None:
-        statistic = projection_statistic(pilot_direction(
-            fit, X, X2, n_runs=max(n_runs // 10, 20), random_state=random_state + 1))
-    settings = {"delta": delta, "n_runs": n_runs, "statistic": statistic,
-                "confidence": confidence, "calibration_fraction": calibration_fraction,
-                "random_state": random_state}
-    honest = audit_release(fit, X, X2, **settings)
-    with halved_noise():
-        broken = audit_release(fit, X, X2, **settings)
-    name = type(estimator).__name__
+    honest, broken = audit_twins(
+        estimator_fit(estimator, release), (X, y), (X2, y2),
+        delta=delta, n_runs=n_runs, statistic=statistic, confidence=confidence,
+        calibration_fraction=calibration_fraction, random_state=random_state)
+    assert_twins(honest, broken, epsilon, type(estimator).__name__)
+
+
+def assert_twins(honest, broken, epsilon, name):
+    """Raise AssertionError, naming ``name``, the bounds and the claim, unless the honest
+    audit does not refute ``epsilon`` and the broken twin's does."""
     assert not honest.refutes(epsilon), (
-        f"check_audit: the audit refutes {name}'s claim ({epsilon}, {delta}): "
-        f"epsilon >= {honest.epsilon_lower_bound:.3f} at confidence {confidence} ({honest})")
+        f"check_audit: the audit refutes {name}'s claim ({epsilon}, {honest.delta}): "
+        f"epsilon >= {honest.epsilon_lower_bound:.3f} at confidence {honest.confidence} "
+        f"({honest})")
     assert broken.refutes(epsilon), (
         f"check_audit: no power: the twin of {name} with half its noise is not refuted "
         f"at epsilon {epsilon} (bound {broken.epsilon_lower_bound:.3f}, honest "
-        f"{honest.epsilon_lower_bound:.3f}, {n_runs} runs; {broken})")
+        f"{honest.epsilon_lower_bound:.3f}, {2 * broken.n_evaluation} runs evaluated; "
+        f"{broken})")

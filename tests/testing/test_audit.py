@@ -1,0 +1,181 @@
+"""check_audit on every mechanism: the honest release passes, its halved-noise twin fails.
+
+Each case is a worst-case pair of neighbours under the mechanism's adjacency, few
+records in one or two dimensions, and a statistic that reads the release along the
+direction in which the differing record pushes it. Gaussian mechanisms claim
+(epsilon, delta) = (2, 0.1): its Gaussian-DP mu is 1.37, the twin's 2.74, and 1,000 runs
+a dataset refute the twin (its bound near 3) while the honest bound stays near 1; the
+pure-DP Laplace releases claim epsilon 2 (the twin's is 4). The audits run at confidence
+0.99 under ``--seed-shift`` 0 to 3.
+
+``two_stage`` releases the settled mean of its unit steps, not the steps. Its first,
+coarse step (clip C, the smallest share of the budget) moves the point by noise of order
+z_0 2C / n, and every later step (clip C2, the localised radius) adds its own: on
+records that the steps clip (two records at +-10), the release is the sum of the
+increments, dominated by the coarse step's noise, and the differing record's signal in
+the steps that hold most of the budget is lost in it (no power at 25,000 runs); with a
+few records the private radius C2 (epsilon / 20, exponential mechanism) is near uniform
+on its grid (C2 = 0.01 C a quarter of the time), and then the coarse noise is a hundred
+times the later steps' signal. The case that audits it puts 200 records in balanced
+pairs at +-0.9 C, inside the clip radius: the quantile picks C2 = C (every distance to
+the coarse point is counted at C), and a unit step from any point near the mean
+lands on the clipped mean plus that step's noise, forgetting the earlier steps' noise;
+the settled mean then averages the steps' independent estimates of the same mean with
+inverse-variance weights, and the differing record (at +-C) moves it by the whole
+sensitivity 2C / n of each step.
+"""
+
+import math
+import time
+
+import numpy as np
+import pytest
+from geomstats.geometry.euclidean import Euclidean
+from geomstats.geometry.hypersphere import Hypersphere
+
+from geomstats_dp.learning import (
+    PrivateFrechetMean,
+    PrivatePCA,
+    PrivateStructuredPrediction,
+)
+from geomstats_dp.learning.pca import start_basis
+from geomstats_dp.model_selection import private_score
+from geomstats_dp.privacy import PrivacyBudget
+from geomstats_dp.testing._audit import (
+    assert_twins,
+    audit_twins,
+    check_audit,
+    estimator_fit,
+    halved_noise,
+    projection_statistic,
+)
+from tests.conftest import BACKEND, shifted
+
+EPSILON, DELTA = 2.0, 0.1
+FAR = 10.0
+
+
+def first_coordinate(releases):
+    """The release's first entry (a release on R^1, or a coordinate of a vector)."""
+    return releases.reshape(len(releases), -1)[:, 0]
+
+
+def frechet_mean(method, **options):
+    """A PrivateFrechetMean on R^1 started at 0, clip norm 1, claim (2, 0.1)."""
+    return PrivateFrechetMean(Euclidean(1), epsilon=EPSILON, delta=DELTA, method=method,
+                              clip_norm=1.0, init_point=np.zeros(1), **options)
+
+
+ONE_STEP = {"n_iter": 1, "step_size": 1.0}
+PAIRS = np.tile([[0.9], [-0.9]], (100, 1))  # two_stage: inside the clip radius
+
+
+def pca_angle(fitted):
+    """PrivatePCA on R^2, one component: its angle from the public start."""
+    start = start_basis(2, 1)
+    w = np.asarray(fitted.estimate_).reshape(-1)
+    return np.array([math.atan2(w[1], w[0]) - math.atan2(start[1], start[0])])
+
+
+def pca_rows(offset):
+    """Two rows of R^2: zero, and a unit row at ``offset`` from the PCA start."""
+    start = start_basis(2, 1)
+    angle = math.atan2(start[1], start[0]) + offset
+    return np.array([[0.0, 0.0], [math.cos(angle), math.sin(angle)]])
+
+
+def second_moment(fitted):
+    """The released second-moment matrix of Analyze Gauss (all p components)."""
+    basis = np.asarray(fitted.estimate_)
+    return (basis * np.asarray(fitted.explained_variance_)) @ basis.T
+
+
+BALANCED = np.tile(np.eye(2), (10, 1))  # Analyze Gauss: second moment I / 2
+
+# name: (estimator, X, X2, y, y2, options of check_audit)
+CASES = {
+    "rgd": (frechet_mean("rgd", **ONE_STEP), [[0.0], [FAR]], [[0.0], [-FAR]], None, None,
+            {"statistic": first_coordinate}),
+    "rsgd": (frechet_mean("rsgd", batch_size=1, output="last", **ONE_STEP),
+             [[-FAR], [FAR]], [[-FAR], [-FAR]], None, None,
+             {"statistic": first_coordinate, "n_runs": 2000}),
+    "rsvrg": (frechet_mean("rsvrg", inner_steps=1, batch_size=2, **ONE_STEP),
+              [[0.0], [FAR]], [[0.0], [-FAR]], None, None, {"statistic": first_coordinate}),
+    "rsgd_poisson": (
+        frechet_mean("rsgd", sampling="poisson", dataset_size=2, batch_size=1,
+                     output="last", **ONE_STEP),
+        [[0.0], [0.0], [FAR]], [[0.0], [0.0]], None, None,
+        {"statistic": first_coordinate, "n_runs": 2000}),
+    "tangent": (frechet_mean("tangent"), [[0.0], [FAR]], [[0.0], [-FAR]], None, None,
+                {"statistic": first_coordinate}),
+    "two_stage": (frechet_mean("two_stage"), np.concatenate([PAIRS, [[1.0]]]),
+                  np.concatenate([PAIRS, [[-1.0]]]), None, None,
+                  {"statistic": first_coordinate}),
+    "laplace": (PrivateFrechetMean(Euclidean(1), epsilon=EPSILON, method="laplace",
+                                   radius=1.0, center=np.zeros(1)),
+                [[0.0], [1.0]], [[0.0], [-1.0]], None, None,
+                {"statistic": first_coordinate, "delta": 0.0}),
+    "pca_analyze_gauss": (
+        PrivatePCA(2, epsilon=EPSILON, delta=DELTA, data_norm=1.0, centered=False,
+                   method="analyze_gauss"),
+        np.concatenate([BALANCED, [[1.0, 0.0]]]), np.concatenate([BALANCED, [[0.0, 1.0]]]),
+        None, None,
+        {"release": second_moment,
+         "statistic": projection_statistic([1.0, 0.0, 0.0, -1.0])}),
+    "pca_rgd": (
+        PrivatePCA(1, epsilon=EPSILON, delta=DELTA, data_norm=1.0, centered=False,
+                   method="rgd", **ONE_STEP),
+        pca_rows(math.pi / 4), pca_rows(-math.pi / 4), None, None,
+        {"release": pca_angle, "statistic": first_coordinate}),
+    "labels": (
+        PrivateStructuredPrediction(Euclidean(1), epsilon=EPSILON, delta=DELTA,
+                                    clip_norm=1.0, method="labels",
+                                    base_point=np.zeros(1)),
+        [[0.0], [1.0]], [[0.0], [1.0]], np.array([[0.0], [1.0]]), np.array([[0.0], [-1.0]]),
+        {"release": lambda fitted: fitted.labels_,
+         "statistic": projection_statistic([0.0, 1.0])}),
+}
+OTHER_BACKENDS = ("tangent",)  # audited on autograd and pytorch too
+
+
+def run_case(name, random_state=0):
+    """(honest, broken) AuditResults of a case, and the seconds they took."""
+    estimator, X, X2, y, y2, options = CASES[name]
+    options = dict(options)
+    release = options.pop("release", None)
+    delta = options.pop("delta", DELTA)
+    start = time.perf_counter()
+    honest, broken = audit_twins(estimator_fit(estimator, release), (X, y), (X2, y2),
+                                 delta=delta, random_state=random_state, **options)
+    return honest, broken, time.perf_counter() - start
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_check_audit_refutes_only_the_halved_noise_twin(name):
+    if BACKEND != "numpy" and name not in OTHER_BACKENDS:
+        pytest.skip(f"thousands of fits: {name} is audited on numpy")
+    estimator, X, X2, y, y2, options = CASES[name]
+    check_audit(estimator, X, X2, y, y2, random_state=shifted(0), **options)
+
+
+def score_fit(data, seed):
+    """``private_score`` (Laplace, epsilon 2, loss bound 1) of a mean at 0 on ``data``."""
+    X, _ = data
+    return private_score(SCORED, np.asarray(X), epsilon=EPSILON, loss_bound=1.0,
+                         budget=PrivacyBudget(EPSILON, 0.0), random_state=seed)
+
+
+SCORED = PrivateFrechetMean(Euclidean(1), epsilon=1e6, clip_norm=1e-9, n_iter=1,
+                            init_point=np.zeros(1), random_state=0).fit(np.zeros((2, 1)))
+SCORE_DATA = ([[0.0]] * 10, None), ([[0.0]] * 9 + [[FAR]], None)  # loss 0 against 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BACKEND != "numpy", reason="thousands of scores: numpy only")
+def test_private_score_audit():
+    """Replace-one on the scored records: one record's clipped loss 0 against the bound,
+    a shift of the whole sensitivity B / n of the Laplace score."""
+    honest, broken = audit_twins(score_fit, *SCORE_DATA, delta=0.0,
+                                 random_state=shifted(0))
+    assert_twins(honest, broken, EPSILON, "private_score")
