@@ -1,5 +1,6 @@
 """PriRFed: private federated Riemannian optimisation (Huang et al. 2024, Algorithm 1)."""
 
+import contextvars
 import dataclasses
 import functools
 import math
@@ -53,6 +54,7 @@ from geomstats_dp.privacy.federated_e2e import (
     end_to_end_local_target,
     prirfed_end_to_end_epsilon,
 )
+from geomstats_dp.privacy.stages import stage_group
 
 OUTPUTS = ("last", "random", "average", "shrunk")
 ENGINES = ("local", "flower")
@@ -611,10 +613,12 @@ class RunSpec:
     def train(self, round_index, agent, start):
         """Agent ``agent``'s reply in round ``round_index`` (numpy)."""
         plan, step_size = self.plans[agent]
-        return local_train(self.loss, self.datasets[agent], plan.strategy, self.local_steps,
-                           step_size, start, agent_seed(self.entropy, round_index, agent),
-                           direction_bound=self.direction_bound(plan.strategy,
-                                                                self.sizes[agent]))
+        with stage_group(f"PriRFed round {round_index} agent {agent}"):
+            return local_train(self.loss, self.datasets[agent], plan.strategy,
+                               self.local_steps, step_size, start,
+                               agent_seed(self.entropy, round_index, agent),
+                               direction_bound=self.direction_bound(plan.strategy,
+                                                                    self.sizes[agent]))
 
     def direction_bound(self, strategy, size):
         """The radius local noisy gradients are projected onto: ``strategy.signal_bound``
@@ -748,8 +752,10 @@ def _in_threads(jobs, timeout):
     """Run the jobs in daemon threads; the replies that arrive within ``timeout`` s."""
     outcomes, threads = {}, []
     for agent, job in jobs.items():
-        thread = threading.Thread(target=lambda a=agent, j=job: outcomes.update({a: _outcome(j)}),
-                                  daemon=True)
+        context = contextvars.copy_context()  # an observer of the stages follows the job
+        thread = threading.Thread(
+            target=lambda a=agent, j=job, c=context: outcomes.update({a: c.run(_outcome, j)}),
+            daemon=True)
         thread.start()
         threads.append(thread)
     deadline = time.monotonic() + timeout

@@ -33,8 +33,11 @@ from geomstats_dp.privacy import (
 )
 from geomstats_dp.privacy.renyi import ledger_rdp
 from geomstats_dp.privacy.selection import sample_runs
+from geomstats_dp.privacy.stages import stage_group
 
 RUN_LAWS = {"logarithmic": 0.0, "geometric": 1.0, "poisson": math.inf}
+# the stages' groups (``privacy.stages.stage_group``): "search run <k> training", ...
+RUN_GROUP, TRAINING, VALIDATION = "search run", "training", "validation"
 # default E[K]: a given candidate is never tried with probability e^-2 under the Poisson law
 RUNS_PER_CANDIDATE = 2
 RESERVED = ("epsilon", "delta", "budget", "random_state", "secure")
@@ -264,13 +267,14 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         best = (0, None, -math.inf)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for _ in range(sample_runs(selection.mean, selection.shape, rng)):
+            for run in range(sample_runs(selection.mean, selection.shape, rng)):
                 index = int(rng.integers(len(candidates)))
                 ledger = PrivacyBudget(sys.float_info.max, self.delta)
                 estimator = self._candidate(candidates[index], epsilon, ledger,
                                             int(rng.integers(2**31 - 1)))
                 try:
-                    losses = splits.run(estimator)
+                    with stage_group(f"{RUN_GROUP} {run} {TRAINING}"):
+                        losses = splits.run(estimator)
                 except np.linalg.LinAlgError:  # the run's iterate failed: the worst score
                     continue
                 if not _same_cost(ledger.events, charged[index]):
@@ -278,8 +282,9 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                         f"candidate {index} charged other events than it planned; its "
                         "estimator does not check its whole release before reading data"
                     )
-                score = -splits.noisy_loss(losses, self.loss_bound, mechanism,
-                                           selection.score[0], rng)
+                with stage_group(f"{RUN_GROUP} {run} {VALIDATION}"):
+                    score = -splits.noisy_loss(losses, self.loss_bound, mechanism,
+                                               selection.score[0], rng)
                 if score > best[2]:
                     best = (index, estimator, score)
         _reemit_leaks(caught)

@@ -32,6 +32,8 @@ from geomstats_dp._backend import to_numpy
 from geomstats_dp.model_selection.clipping import clipped_mean
 from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.validation_losses import record_losses
+from geomstats_dp.privacy.events import GaussianEvent
+from geomstats_dp.privacy.stages import noisy_stage
 
 
 def split_class(estimator):
@@ -124,8 +126,12 @@ class RecordSplit:
         return record_losses(estimator, *self.part(self.validation))
 
     def noisy_loss(self, losses, loss_bound, mechanism, event, rng):
-        """The clipped mean of ``losses`` plus one draw of the score's noise."""
-        return clipped_mean(losses, loss_bound) + mechanism.noise(event, rng)
+        """The clipped mean of ``losses`` plus one draw of the score's noise (a stage)."""
+        gaussian = isinstance(event, GaussianEvent)
+        return noisy_stage(clipped_mean(losses, loss_bound), mechanism.noise(event, rng),
+                           label="private score", law="gaussian" if gaussian else "laplace",
+                           scale=event.noise_std if gaussian else event.noise_scale,
+                           sensitivity=event.sensitivity)
 
     def fit_all(self, estimator):
         """Fit on every record."""

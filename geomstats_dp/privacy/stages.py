@@ -17,6 +17,7 @@ exponential mechanism of a private quantile) report their cost with ``discrete_s
 
 import contextlib
 import contextvars
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -160,3 +161,24 @@ def observe_stages(observer):
         yield observer
     finally:
         _OBSERVER.reset(token)
+
+
+@contextlib.contextmanager
+def stage_group(prefix):
+    """Within the block, an active observer sees every stage labelled ``"prefix: label"``.
+
+    Names the part of a composite release a stage belongs to (a PriRFed round and agent,
+    a search's run and split), so that the accounting checks can compose the stages as
+    the release is stated to (``geomstats_dp.testing``). Without an observer it does
+    nothing.
+    """
+    observer = _OBSERVER.get()
+    if observer is None:
+        yield
+        return
+
+    def relabel(stage):
+        return observer(dataclasses.replace(stage, label=f"{prefix}: {stage.label}"))
+
+    with observe_stages(relabel):
+        yield

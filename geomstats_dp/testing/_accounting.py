@@ -1,0 +1,567 @@
+"""The ledger against an independent composition of the stages a fit released.
+
+Nothing here calls the package's own accountants (``geomstats_dp.privacy``'s
+composition code); the ledger's claim is read from it only to be compared. The stages
+(``privacy.stages``) are composed from what each states (law, scale, sensitivity,
+sampling rate) with dp-accounting and closed forms:
+
+- Full-batch Gaussian stages only: Gaussian DP, mu = sqrt(sum (sensitivity / std)^2)
+  (Dong, Roth & Su 2022), epsilon(delta) by the exact conversion of Balle & Wang (2018).
+- Otherwise the privacy-loss distribution (dp-accounting's PLD, pessimistic estimate).
+  A Gaussian stage of sensitivity Delta and sampling rate q enters as the add/remove pair
+  N(0, s^2) against (1 - q) N(0, s^2) + q N(Delta, s^2) (both directions). With q = 1 it
+  is the Gaussian mechanism under any adjacency; under replace-one with a batch drawn
+  without replacement it is the tight dominating pair (Zhu, Dong & Wang 2022). dp-accounting's
+  own REPLACE_ONE relation is never used: its PLD doubles the given sensitivity while its
+  RDP accountant does not. A pure stage (Laplace, discrete Laplace, exponential
+  mechanism) of epsilon = sensitivity / scale (the exponential mechanism's stated
+  epsilon) enters as the PLD of randomized response, which dominates every
+  (epsilon, 0)-DP mechanism (Kairouz, Oh & Viswanath 2015). At delta = 0 the pure
+  epsilons add.
+- A private selection (Papernot & Steinke 2022): a run's RDP is composed from its
+  stages (alpha Delta^2 / (2 s^2) for a full-batch Gaussian, dp-accounting's Poisson
+  subsampled Gaussian bound, randomized response's for a pure stage); the best of K runs
+  by dp-accounting's ``_compute_rdp_repeat_and_select`` (their Thm. 2 and 6), converted by
+  dp-accounting's ``compute_epsilon``.
+- PriRFed end to end (public agent sampling): one record is in its agent's local run in
+  k ~ Binomial(T, s/N) rounds, so delta(epsilon) = sum_k P(k) delta_k(epsilon), delta_k
+  the PLD of k local runs.
+
+Stage groups (``privacy.stages.stage_group``) name where a stage belongs: "search run
+<k> training" / "search run <k> validation" (a run of a private search) and "PriRFed
+round <r> agent <i>" (an agent's local run).
+"""
+
+import collections
+import math
+import re
+
+import numpy as np
+from dp_accounting.pld import common as pld_common
+from dp_accounting.pld import privacy_loss_distribution as pld_module
+from dp_accounting.rdp import rdp_privacy_accountant as rdp_module
+from scipy import optimize, special, stats
+from sklearn.base import clone
+
+from geomstats_dp._backend import to_numpy
+from geomstats_dp.privacy.accountant import compose
+from geomstats_dp.privacy.events import (
+    ApproxDPEvent,
+    GaussianEvent,
+    PureEvent,
+    SelectionEvent,
+)
+from geomstats_dp.testing._recording import record_fit, replay_fit
+
+GAUSSIAN_LAWS = ("gaussian", "discrete_gaussian")
+PURE_LAWS = ("laplace", "discrete_laplace", "exponential")
+ORDERS = np.concatenate([np.arange(2.0, 65.0), np.geomspace(72.0, 1024.0, 24)])
+DISCRETIZATION = 1e-3  # of the PLDs' privacy loss (pessimistic)
+# the ledger may lie this far below the independent value (the PLD's pessimistic
+# discretisation and the root finders' tolerances), never further
+BELOW_ATOL, BELOW_RTOL = 2e-3, 1e-3
+_RUN = re.compile(r"search run (\d+) (training|validation)")
+_AGENT = re.compile(r"PriRFed round (\d+) agent (\d+)")
+
+
+# -- one stage -------------------------------------------------------------------------
+
+def _check_law(stage):
+    if stage.law not in GAUSSIAN_LAWS + PURE_LAWS:
+        raise ValueError(f"stage {stage.label!r} has law {stage.law!r}; expected one of "
+                         f"{GAUSSIAN_LAWS + PURE_LAWS}")
+
+
+def stage_pure_epsilon(stage):
+    """Epsilon of a pure stage: sensitivity / scale, or the exponential stage's epsilon."""
+    if stage.law == "exponential":
+        return float(stage.scale)
+    return float(stage.sensitivity) / float(stage.scale)
+
+
+def stage_noise_multiplier(stage):
+    """z = std / sensitivity of a Gaussian stage."""
+    return float(stage.scale) / float(stage.sensitivity)
+
+
+def _stage_key(stage):
+    """What the stage's privacy depends on (for grouping identical stages)."""
+    _check_law(stage)
+    if stage.law in PURE_LAWS:
+        return ("pure", stage_pure_epsilon(stage), 1.0)
+    return ("gaussian", stage_noise_multiplier(stage), float(stage.sampling_rate))
+
+
+def _key_pld(key):
+    kind, value, rate = key
+    if kind == "pure":
+        return pld_module.from_privacy_parameters(
+            pld_common.DifferentialPrivacyParameters(value, 0.0),
+            value_discretization_interval=DISCRETIZATION)
+    return pld_module.from_gaussian_mechanism(
+        value, sensitivity=1.0, sampling_prob=rate,
+        value_discretization_interval=DISCRETIZATION)
+
+
+def stages_pld(stages):
+    """dp-accounting PLD of the sequential composition of ``stages`` (None if empty)."""
+    total = None
+    for key, count in collections.Counter(_stage_key(stage) for stage in stages).items():
+        pld = _key_pld(key)
+        pld = pld.self_compose(count) if count > 1 else pld
+        total = pld if total is None else total.compose(pld)
+    return total
+
+
+def _randomized_response_rdp(epsilon, orders):
+    """RDP of randomized response, which bounds every (epsilon, 0)-DP mechanism."""
+    log_p = -np.logaddexp(0.0, -epsilon)  # log(e^eps / (1 + e^eps))
+    log_q = -np.logaddexp(0.0, epsilon)
+    terms = np.logaddexp(orders * log_p + (1 - orders) * log_q,
+                         orders * log_q + (1 - orders) * log_p)
+    return np.minimum(terms / (orders - 1), epsilon)
+
+
+def stages_rdp(stages, orders=ORDERS):
+    """RDP at ``orders`` of the sequential composition of ``stages``."""
+    total = np.zeros(len(orders))
+    for key, count in collections.Counter(_stage_key(stage) for stage in stages).items():
+        kind, value, rate = key
+        if kind == "pure":
+            curve = _randomized_response_rdp(value, orders)
+        elif rate == 1.0:
+            curve = orders / (2 * value**2)
+        else:
+            curve = np.asarray(rdp_module._compute_rdp_poisson_subsampled_gaussian(
+                rate, value, orders))
+        total += count * curve
+    return total
+
+
+def rdp_to_epsilon(rdp, delta, orders=ORDERS):
+    """Epsilon at ``delta`` of an RDP curve (dp-accounting's conversion)."""
+    epsilon, _ = rdp_module.compute_epsilon(orders, rdp, delta)
+    return float(epsilon)
+
+
+# -- Gaussian DP, closed form ----------------------------------------------------------
+
+def gaussian_dp_delta(epsilon, mu):
+    """delta(epsilon) of mu-GDP: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
+    (Balle & Wang 2018, Thm. 8)."""
+    return float(special.ndtr(-epsilon / mu + mu / 2)
+                 - math.exp(epsilon + special.log_ndtr(-epsilon / mu - mu / 2)))
+
+
+def gaussian_dp_epsilon(mu, delta):
+    """The smallest epsilon >= 0 with ``gaussian_dp_delta(epsilon, mu) <= delta``."""
+    if gaussian_dp_delta(0.0, mu) <= delta:
+        return 0.0
+    upper = 1.0
+    while gaussian_dp_delta(upper, mu) > delta:
+        upper *= 2
+    return optimize.brentq(lambda eps: gaussian_dp_delta(eps, mu) - delta, 0.0, upper,
+                           xtol=1e-13, rtol=1e-13)
+
+
+# -- compositions ------------------------------------------------------------------------
+
+def independent_epsilon(stages, delta):
+    """Epsilon at ``delta`` of the sequential composition of ``stages``, independently.
+
+    Parameters
+    ----------
+    stages : iterable of privacy.stages.Stage
+        Each under the adjacency it states; all of them reach one record.
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    epsilon : float
+        0 for no stage; the sum of the pure epsilons at delta = 0 (infinite with a
+        Gaussian stage); exact Gaussian DP for full-batch Gaussian stages only; the PLD
+        composition otherwise (module notes).
+    """
+    stages = list(stages)
+    keys = [_stage_key(stage) for stage in stages]
+    if not stages:
+        return 0.0
+    if delta == 0:
+        if any(kind == "gaussian" for kind, _, _ in keys):
+            return math.inf
+        return math.fsum(value for _, value, _ in keys)
+    if all(kind == "gaussian" and rate == 1.0 for kind, _, rate in keys):
+        return gaussian_dp_epsilon(math.sqrt(math.fsum(z**-2 for _, z, _ in keys)), delta)
+    return float(stages_pld(stages).get_epsilon_for_delta(delta))
+
+
+def selection_epsilon(run_rdps, mean, shape, delta, other_rdp=None, orders=ORDERS):
+    """Epsilon at ``delta`` of the best of K runs (Papernot & Steinke 2022) composed with
+    ``other_rdp`` (the ledger's other releases), from each run's RDP (the largest at each
+    order is the base run's)."""
+    base = np.max(np.stack(run_rdps), axis=0)
+    rdp = np.asarray(rdp_module._compute_rdp_repeat_and_select(orders, base, mean, shape))
+    if other_rdp is not None:
+        rdp = rdp + other_rdp
+    return rdp_to_epsilon(rdp, delta, orders)
+
+
+def public_sampling_epsilon(round_pld, n_rounds, rate, delta):
+    """Epsilon at ``delta`` when a record's local run takes part in k ~ Binomial(T, rate)
+    rounds, k public: sum_k P(k) delta_k(epsilon) <= delta."""
+    weights = stats.binom.pmf(np.arange(n_rounds + 1), n_rounds, rate)
+    plds = [None] + [round_pld.self_compose(k) for k in range(1, n_rounds + 1)]
+
+    def delta_of(epsilon):
+        return math.fsum(weight * pld.get_delta_for_epsilon(epsilon)
+                         for weight, pld in zip(weights[1:], plds[1:]))
+
+    upper = float(plds[-1].get_epsilon_for_delta(delta)) + 1e-9
+    if delta_of(0.0) <= delta:
+        return 0.0
+    return optimize.brentq(lambda eps: delta_of(eps) - delta, 0.0, upper, xtol=1e-9)
+
+
+# -- grouping --------------------------------------------------------------------------
+
+def _groups(stages, pattern):
+    """{match groups: [stages]} for stages whose label contains ``pattern``; and the rest."""
+    grouped, rest = collections.defaultdict(list), []
+    for stage in stages:
+        match = pattern.search(stage.label)
+        if match is None:
+            rest.append(stage)
+        else:
+            grouped[match.groups()].append(stage)
+    return grouped, rest
+
+
+def _ledger_kind(events):
+    if any(isinstance(event, SelectionEvent) for event in events):
+        return "selection"
+    if any(isinstance(event, ApproxDPEvent) for event in events):
+        return "federated"
+    return "plain"
+
+
+def _delta_of(estimator, delta):
+    if delta is not None:
+        return delta
+    return float(estimator.get_params(deep=False).get("delta", 1e-5) or 1e-5)
+
+
+def _claimed(events, delta):
+    """The ledger's own (epsilon, delta) claim, from the package's accountant."""
+    if _ledger_kind(events) == "federated":
+        (event,) = events
+        return event.epsilon, event.delta
+    return compose(events, delta).epsilon, delta
+
+
+def _assert_not_below(claimed, independent, what):
+    if claimed < independent * (1 - BELOW_RTOL) - BELOW_ATOL:
+        raise AssertionError(
+            f"{what}: the ledger claims epsilon={claimed:.6g}, below the independent "
+            f"composition of the stages {independent:.6g}")
+
+
+# -- the selection ----------------------------------------------------------------------
+
+def _selection_of(events):
+    selections = [event for event in events if isinstance(event, SelectionEvent)]
+    if len(selections) != 1:
+        raise AssertionError(f"check_ledger_composition: a search charges one "
+                             f"SelectionEvent, got {len(selections)}")
+    return selections[0]
+
+
+def _run_rdps(runs, parallel):
+    """Each run's RDP: the larger of its parts' (``parallel``: a record is in one part),
+    or the composition of all its stages."""
+    rdps = []
+    for parts in runs.values():
+        if parallel:
+            rdps.append(np.max(np.stack([stages_rdp(part) for part in parts.values()]),
+                               axis=0))
+        else:
+            rdps.append(stages_rdp([stage for part in parts.values() for stage in part]))
+    return rdps
+
+
+def _runs(stages):
+    """{run: {part: [stages]}} of a search's stages, and the stages outside the runs."""
+    grouped, rest = _groups(stages, _RUN)
+    runs = collections.defaultdict(dict)
+    for (run, part), members in grouped.items():
+        runs[int(run)][part] = members
+    return runs, rest
+
+
+def _selection_independent(stages, events, delta, parallel=True):
+    selection = _selection_of(events)
+    runs, rest = _runs(stages)
+    if not runs:  # K = 0 under the Poisson law: the selection released nothing
+        return independent_epsilon(rest, delta)
+    return selection_epsilon(_run_rdps(runs, parallel), selection.mean, selection.shape,
+                             delta, stages_rdp(rest) if rest else None)
+
+
+# -- PriRFed -----------------------------------------------------------------------------
+
+def _federation(fitted):
+    """(n_rounds, n_agents, n_sampled, accountant) of a fitted PriRFed."""
+    return (fitted.n_rounds_, len(fitted.noise_multipliers_), fitted.n_sampled_,
+            fitted.accountant)
+
+
+def _local_runs(stages):
+    """{agent: the stages of its local run in the first round it took part in}."""
+    grouped, rest = _groups(stages, _AGENT)
+    if rest:
+        raise AssertionError(f"check_ledger_composition: PriRFed stage {rest[0].label!r} "
+                             "is outside every agent's local run")
+    runs = {}
+    for (round_index, agent), members in sorted(grouped.items(),
+                                                key=lambda item: int(item[0][0])):
+        runs.setdefault(int(agent), members)
+    return runs
+
+
+def _federated_independent(local_runs, fitted, delta):
+    """The end-to-end epsilon (public sampling) of the dearest agent's local run."""
+    n_rounds, n_agents, n_sampled, _ = _federation(fitted)
+    return max(public_sampling_epsilon(stages_pld(run), n_rounds, n_sampled / n_agents,
+                                       delta)
+               for run in local_runs.values())
+
+
+# -- the checks ------------------------------------------------------------------------
+
+def _match_stages(stages, events, where):
+    """Every stage is charged by one unit of an event of ``events`` with its noise
+    multiplier and sampling rate (Gaussian) or its epsilon (pure), and every unit of
+    the events by one stage."""
+    units = []
+    for event in events:
+        if isinstance(event, GaussianEvent):
+            units += [("gaussian", event.noise_multiplier, event.sampling_rate)] * event.n_steps
+        elif isinstance(event, PureEvent):
+            units.append(("pure", event.epsilon, 1.0))
+        else:
+            raise AssertionError(f"{where}: event {event!r} cannot charge a stage")  # noqa: TRY004
+    for index, stage in enumerate(stages):
+        kind, value, rate = _stage_key(stage)
+        for position, (unit_kind, unit_value, unit_rate) in enumerate(units):
+            if (unit_kind == kind and math.isclose(unit_value, value, rel_tol=1e-6)
+                    and math.isclose(unit_rate, rate, rel_tol=1e-9)):
+                del units[position]
+                break
+        else:
+            what = "noise multiplier" if kind == "gaussian" else "epsilon"
+            raise AssertionError(
+                f"{where}: stage {index} ({stage.label!r}, {stage.law}) has {what} "
+                f"{value:.6g} and sampling rate {rate:.6g}, which no remaining ledger event "
+                f"charges")
+    if units:
+        raise AssertionError(f"{where}: the ledger charges {len(units)} release(s) that no "
+                             f"stage made, first {units[0]}")
+
+
+def default_rtol(stages, events):
+    """How far above the independent composition a sound ledger lies: 1e-3 for
+    full-batch Gaussian stages only (exact Gaussian DP on both sides), 1.0 with a
+    subsampled stage (the RDP bound of sampling without replacement, Wang, Balle &
+    Kasiviswanathan 2019, can double the optimal epsilon), 0.3 otherwise (RDP or basic
+    composition against the PLD)."""
+    keys = [_stage_key(stage) for stage in stages]
+    if any(kind == "gaussian" and rate < 1 for kind, _, rate in keys):
+        return 1.0
+    if (all(kind == "gaussian" for kind, _, _ in keys)
+            and all(isinstance(event, GaussianEvent) for event in events)):
+        return 1e-3
+    return 0.3
+
+
+def check_ledger_composition(estimator, X, y=None, *, delta=None, random_state=0,
+                             rtol=None, recorded=None):
+    """The ledger charges each stage of a fit, and its epsilon is the stages' composition.
+
+    Property: every stage's noise multiplier (or pure epsilon) and sampling rate is
+    charged by the ledger's events, one event unit per stage; and the ledger's claimed
+    epsilon at ``delta`` is at least the independent composition of the stages (module
+    notes), and at most ``1 + rtol`` times it (``default_rtol``). For a private search the runs' stages
+    are checked against the SelectionEvent's candidates and score and composed as the
+    best of K runs (a record in one part of the split); for PriRFed, each agent's local
+    run against ``local_epsilon_`` and ``local_delta_`` (every accountant), and end to end
+    over the Binomial(T, s/N) rounds of public sampling (the "end_to_end" accountant,
+    and, never below only, the looser "public_sampling"; the accountants that assume the
+    sampled agents hidden are checked on the local runs only).
+
+    Parameters
+    ----------
+    estimator : PrivateEstimator
+        Unfitted template.
+    X, y : array-like
+    delta : float, optional
+        Default the estimator's ``delta``.
+    random_state : int
+    rtol : float, optional
+        How far above the independent composition the ledger may lie; default
+        ``default_rtol``.
+    recorded : RecordedFit, optional
+        A fit already recorded (``record_fit``) on (X, y).
+
+    Raises
+    ------
+    AssertionError
+        Naming the stage or the two epsilons.
+    """
+    recorded = recorded or record_fit(estimator, X, y, random_state=random_state)
+    delta = _delta_of(estimator, delta)
+    events, stages = tuple(recorded.events), recorded.stages
+    kind = _ledger_kind(events)
+    name = f"check_ledger_composition({type(estimator).__name__})"
+    if kind == "selection":
+        selection = _selection_of(events)
+        runs, rest = _runs(stages)
+        for run, parts in runs.items():
+            training, validation = parts.get("training", []), parts.get("validation", [])
+            if not any(_matches(training, candidate) for candidate in selection.candidates):
+                raise AssertionError(f"{name}: the stages of run {run} match no candidate "
+                                     "ledger of the SelectionEvent")
+            _match_stages(validation, selection.score, f"{name}, run {run} validation")
+        _match_stages(rest, [event for event in events if event is not selection],
+                      f"{name}, outside the runs")
+        independent = _selection_independent(stages, events, delta)
+    elif kind == "federated":
+        fitted = recorded.estimator
+        local_runs = _local_runs(stages)
+        for agent, run in local_runs.items():
+            local = independent_epsilon(run, fitted.local_delta_)
+            _assert_not_below(fitted.local_epsilon_, local,
+                              f"{name}: agent {agent}'s local run")
+        if fitted.accountant not in ("end_to_end", "public_sampling"):
+            return  # hidden sampling: each local run only
+        independent = _federated_independent(local_runs, fitted, events[0].delta)
+        if fitted.accountant == "public_sampling":  # from the local (epsilon, delta): loose
+            _assert_not_below(events[0].epsilon, independent, name)
+            return
+    else:
+        _match_stages(stages, events, name)
+        independent = independent_epsilon(stages, delta)
+    claimed, delta = _claimed(events, delta)
+    _assert_not_below(claimed, independent, name)
+    rtol = default_rtol(stages, events) if rtol is None else rtol
+    if claimed > independent * (1 + rtol) + BELOW_ATOL:
+        raise AssertionError(f"{name}: the ledger claims epsilon={claimed:.6g}, more than "
+                             f"1 + {rtol} times the independent composition "
+                             f"{independent:.6g}")
+
+
+def _matches(stages, events):
+    try:
+        _match_stages(stages, events, "")
+    except AssertionError:
+        return False
+    return True
+
+
+def replaced_records(X, y=None, indices=None):
+    """Neighbours of (X, y) with record i replaced by the record n // 2 rows further.
+
+    Yields
+    ------
+    name : str
+    X2, y2 : array-like
+        For a list of arrays (a federation), the record is replaced within its agent.
+    """
+    if isinstance(X, (list, tuple)):
+        for agent, records in enumerate(X):
+            records = to_numpy(records)
+            for index in (range(len(records)) if indices is None else indices):
+                X2 = [to_numpy(part) for part in X]
+                X2[agent] = records.copy()
+                X2[agent][index] = records[(index + len(records) // 2) % len(records)]
+                yield f"agent {agent} record {index} replaced", X2, y
+        return
+    X = to_numpy(X)
+    for index in (range(len(X)) if indices is None else indices):
+        other = (index + len(X) // 2) % len(X)
+        X2 = X.copy()
+        X2[index] = X[other]
+        y2 = None
+        if y is not None:
+            y2 = to_numpy(y).copy()
+            y2[index] = to_numpy(y)[other]
+        yield f"record {index} replaced by record {other}", X2, y2
+
+
+def _moved(first, second):
+    """Whether a stage's statistic (for an exponential stage, its utilities) moved."""
+    return not np.array_equal(to_numpy(first.statistic), to_numpy(second.statistic))
+
+
+def check_touched_stages(estimator, X, y=None, *, neighbours=None, delta=None,
+                         random_state=0):
+    """The stages one record actually reaches cost no more than the ledger claims.
+
+    Property: for each neighbour (default: every record replaced in turn,
+    ``replaced_records``), the fit is replayed on it (``replay_fit``: the same releases,
+    so the same queries) and the stages whose statistic moved are the ones the record
+    reaches. Composed independently as the release composes them (sequentially within a
+    search's run and outside the runs, as the best of K runs across runs; within the
+    rounds a PriRFed agent's record takes part in), they cost no more than the ledger's
+    claim at ``delta``. This catches a record reaching two releases that the ledger
+    composes in parallel (a record in both parts of a search's split, in two agents).
+
+    Parameters
+    ----------
+    estimator : PrivateEstimator
+        Unfitted template.
+    X, y : array-like
+    neighbours : iterable of (str, X2, y2), optional
+    delta : float, optional
+        Default the estimator's ``delta``.
+    random_state : int
+
+    Raises
+    ------
+    AssertionError
+        Naming the neighbour, the stages it reached and the two epsilons.
+    """
+    recorded = record_fit(estimator, X, y, random_state=random_state)
+    delta = _delta_of(estimator, delta)
+    events = tuple(recorded.events)
+    kind = _ledger_kind(events)
+    claimed, claimed_delta = _claimed(events, delta)
+    for name, X2, y2 in (neighbours if neighbours is not None else replaced_records(X, y)):
+        replayed = replay_fit(clone(estimator), X2, y2, recorded, random_state=random_state)
+        touched = [first for first, second in zip(recorded.stages, replayed)
+                   if _moved(first, second)]
+        if not touched:
+            continue
+        if kind == "selection":
+            independent = _selection_independent(touched, events, delta, parallel=False)
+        elif kind == "federated":
+            independent = _touched_federated(touched, recorded.estimator, claimed_delta)
+        else:
+            independent = independent_epsilon(touched, delta)
+        labels = sorted({stage.label for stage in touched})
+        _assert_not_below(claimed, independent,
+                          f"check_touched_stages({type(estimator).__name__}), {name} "
+                          f"(reached {len(touched)} stages: {labels[:4]})")
+
+
+def _touched_federated(touched, fitted, delta):
+    """End-to-end epsilon of the record's per-round releases (all its agents' touched
+    stages in one round composed), over k ~ Binomial(T, s/N) rounds."""
+    grouped, rest = _groups(touched, _AGENT)
+    rounds = collections.defaultdict(list)
+    for (round_index, _), members in grouped.items():
+        rounds[int(round_index)] += members
+    n_rounds, n_agents, n_sampled, _ = _federation(fitted)
+    worst = max(rounds.values(), key=len)
+    epsilon = public_sampling_epsilon(stages_pld(worst), n_rounds, n_sampled / n_agents,
+                                      delta)
+    return epsilon + independent_epsilon(rest, delta) if rest else epsilon

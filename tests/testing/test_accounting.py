@@ -1,0 +1,288 @@
+"""The independent composition of a fit's stages against the ledger (testing._accounting).
+
+The references are closed forms computed here (the Gaussian mechanism's exact delta with
+scipy's normal law, sums of pure epsilons) and dp-accounting; the checks must pass on real
+fits and fail on a ledger that charges less than the stages release.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from geomstats.geometry.euclidean import Euclidean
+from geomstats.geometry.hypersphere import Hypersphere
+from scipy import stats
+
+from geomstats_dp.federated import PriRFed
+from geomstats_dp.learning import PrivateERM, PrivateFrechetMean
+from geomstats_dp.model_selection import PrivateGridSearchCV
+from geomstats_dp.model_selection import splits as splits_module
+from geomstats_dp.optim import SquaredDistanceLoss
+from geomstats_dp.privacy import GaussianEvent, PureEvent
+from geomstats_dp.privacy import selection as selection_module
+from geomstats_dp.privacy.stages import Stage, observe_stages
+from geomstats_dp.testing._accounting import (
+    check_ledger_composition,
+    check_touched_stages,
+    independent_epsilon,
+    replaced_records,
+)
+from geomstats_dp.testing._recording import record_fit
+
+SPHERE = Hypersphere(2)
+
+
+def gaussian(std, sensitivity=1.0, rate=1.0, label="step"):
+    return Stage(label, 0.0, 0.0, "gaussian", std, sensitivity, sampling_rate=rate)
+
+
+def laplace(scale, sensitivity=1.0):
+    return Stage("laplace", 0.0, 0.0, "laplace", scale, sensitivity)
+
+
+def exact_gaussian_delta(epsilon, mu):
+    """delta(epsilon) of the Gaussian mechanism of sensitivity/std = mu (Balle & Wang
+    2018), with scipy's normal law."""
+    return (stats.norm.cdf(-epsilon / mu + mu / 2)
+            - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
+
+
+def sphere_data(n_samples, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n_samples, 3)) + np.array([0.0, 0.0, 3.0])
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+# -- independent_epsilon against closed forms --------------------------------------------
+
+@pytest.mark.backend_independent
+@pytest.mark.parametrize("std, sensitivity, delta", [(2.0, 1.0, 1e-5), (0.8, 0.5, 1e-3),
+                                                     (5.0, 2.0, 1e-6)])
+def test_one_gaussian_stage_meets_the_exact_delta(std, sensitivity, delta):
+    epsilon = independent_epsilon([gaussian(std, sensitivity)], delta)
+    mu = sensitivity / std
+    assert exact_gaussian_delta(epsilon, mu) == pytest.approx(delta, rel=1e-6)
+
+
+@pytest.mark.backend_independent
+def test_t_gaussian_stages_compose_as_one_gaussian_dp_mechanism():
+    """T stages of noise multiplier z: mu = sqrt(T)/z (Dong, Roth & Su 2022)."""
+    stages = [gaussian(3.0, 1.0)] * 16 + [gaussian(2.0, 0.5)] * 9
+    mu = math.sqrt(16 / 9 + 9 / 16)
+    epsilon = independent_epsilon(stages, 1e-5)
+    assert exact_gaussian_delta(epsilon, mu) == pytest.approx(1e-5, rel=1e-6)
+
+
+@pytest.mark.backend_independent
+def test_pure_stages_add_at_delta_zero():
+    stages = [laplace(2.0, 1.0), laplace(0.5, 0.25),
+              Stage("choice", None, None, "exponential", 0.3, 1.0)]
+    assert independent_epsilon(stages, 0.0) == pytest.approx(0.5 + 0.5 + 0.3, rel=1e-12)
+    assert independent_epsilon(stages + [gaussian(1.0)], 0.0) == math.inf
+    assert independent_epsilon([], 1e-5) == 0.0
+
+
+@pytest.mark.backend_independent
+def test_pld_route_agrees_with_the_closed_forms():
+    """Mixed stages go through the PLD: a Gaussian with a negligible pure stage stays at
+    its exact Gaussian-DP epsilon, and a pure stage alone costs at most its epsilon."""
+    exact = independent_epsilon([gaussian(2.0)] * 4, 1e-5)
+    mixed = independent_epsilon([gaussian(2.0)] * 4 + [laplace(1e4)], 1e-5)
+    assert exact <= mixed <= exact * 1.01 + 2e-3
+    assert 0.9 < independent_epsilon([laplace(1.0)], 1e-5) <= 1.0 + 2e-3
+
+
+@pytest.mark.backend_independent
+def test_subsampling_lowers_the_cost():
+    """A batch of rate q costs less than the full batch, and the full batch through the PLD
+    (rate 1 with a pure stage) is the Gaussian-DP value."""
+    full = independent_epsilon([gaussian(1.5)] * 10, 1e-5)
+    sampled = [independent_epsilon([gaussian(1.5, rate=rate)] * 10, 1e-5)
+               for rate in (0.05, 0.2, 0.6)]
+    assert sampled[0] < sampled[1] < sampled[2] < full
+
+
+# -- check_ledger_composition on real fits ---------------------------------------------
+
+@pytest.mark.parametrize("params", [
+    {"method": "rgd", "n_iter": 4}, {"method": "two_stage"}, {"method": "tangent"},
+    {"method": "rsgd", "n_iter": 4, "batch_size": 8}])
+def test_frechet_mean_ledger_is_the_composition_of_its_stages(params):
+    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, **params)
+    check_ledger_composition(estimator, sphere_data(24), random_state=0)
+
+
+def small_search(**params):
+    settings = {"epsilon": 2.0, "delta": 1e-5, "loss_bound": 2.0, "mean_runs": 2, "refit": False}
+    return PrivateGridSearchCV(PrivateFrechetMean(SPHERE, clip_norm=1.5),
+                               {"step_size": [0.1, 0.5], "n_iter": [3]},
+                               **{**settings, **params})
+
+
+@pytest.mark.parametrize("params", [{"runs": "poisson"}, {"runs": "geometric"},
+                                    {"runs": "poisson", "refit": True}])
+def test_search_ledger_is_the_best_of_k_runs_of_its_stages(params):
+    check_ledger_composition(small_search(**params), sphere_data(12), random_state=1)
+
+
+def federation(sizes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=(size, 3)) for size in sizes]
+
+
+def prirfed(**params):
+    settings = {"epsilon": 1.0, "n_rounds": 2, "n_sampled": 2, "local_steps": 2, "local_method": "rgd",
+                    "clip_norm": 1.0, "step_size": 0.1, "init_point": np.zeros(3)}
+    return PriRFed(Euclidean(3), **{**settings, **params})
+
+
+@pytest.mark.parametrize("accountant", ["end_to_end", "public_sampling",
+                                        "parallel_optimal"])
+def test_prirfed_ledger_covers_every_agents_local_run(accountant):
+    check_ledger_composition(prirfed(accountant=accountant), federation([8, 20, 12]),
+                             random_state=1)
+
+
+@pytest.mark.slow
+def test_prirfed_end_to_end_charges_the_dearest_agent():
+    """DP-RSGD agents of different sizes sample their batches at different rates b/n_i:
+    the smallest agent is the dearest, and the end-to-end calibration must hold for it."""
+    estimator = prirfed(local_method="rsgd", batch_size=4, n_sampled=3, local_steps=1)
+    check_ledger_composition(estimator, federation([6, 30, 12]), random_state=1)
+
+
+# -- the checks fail on a mis-charged ledger ---------------------------------------------
+
+def test_a_dropped_step_charge_fails():
+    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, method="rgd", n_iter=4)
+    recorded = record_fit(estimator, sphere_data(24), random_state=0)
+    (event,) = recorded.events
+    recorded.events = (GaussianEvent(event.noise_multiplier, n_steps=3),)
+    with pytest.raises(AssertionError, match="no remaining ledger event charges"):
+        check_ledger_composition(estimator, sphere_data(24), recorded=recorded)
+
+
+def test_a_dropped_stage_charge_fails():
+    """two_stage without its localisation quantile's PureEvent."""
+    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, method="two_stage")
+    recorded = record_fit(estimator, sphere_data(24), random_state=0)
+    recorded.events = tuple(event for event in recorded.events
+                            if not isinstance(event, PureEvent))
+    with pytest.raises(AssertionError, match="exponential"):
+        check_ledger_composition(estimator, sphere_data(24), recorded=recorded)
+
+
+def test_an_undercharged_event_fails(monkeypatch):
+    """The ledger's event states a larger noise multiplier than the stages drew: the
+    stages match no event; with matching skipped, the composition is below."""
+    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, method="rgd", n_iter=4)
+    recorded = record_fit(estimator, sphere_data(24), random_state=0)
+    (event,) = recorded.events
+    recorded.events = (GaussianEvent(2 * event.noise_multiplier, n_steps=event.n_steps),)
+    with pytest.raises(AssertionError, match="noise multiplier"):
+        check_ledger_composition(estimator, sphere_data(24), recorded=recorded)
+    from geomstats_dp.testing import _accounting
+
+    monkeypatch.setattr(_accounting, "_match_stages", lambda *args: None)
+    with pytest.raises(AssertionError, match="below the independent composition"):
+        check_ledger_composition(estimator, sphere_data(24), recorded=recorded)
+
+
+def test_selection_ignoring_the_score_fails(monkeypatch):
+    """A base run's RDP without the score's (Papernot & Steinke's Q is fit and score)."""
+    monkeypatch.setattr(
+        selection_module, "base_run_rdp",
+        lambda event: np.max(np.stack([selection_module.ledger_rdp(run)
+                                       for run in event.candidates]), axis=0))
+    selection_module.selection_event_rdp.cache_clear()
+    try:
+        with pytest.raises(AssertionError, match="below the independent composition"):
+            check_ledger_composition(small_search(), sphere_data(12), random_state=1)
+    finally:
+        selection_module.selection_event_rdp.cache_clear()
+
+
+# -- check_touched_stages --------------------------------------------------------------
+
+def test_search_records_reach_one_part_of_the_split():
+    check_touched_stages(small_search(runs="geometric"), sphere_data(8), random_state=1)
+
+
+def test_a_record_in_both_parts_of_the_split_fails(monkeypatch):
+    """A training record also in the validation part reaches the run's fit and its score,
+    which the SelectionEvent composes in parallel."""
+    original = splits_module.RecordSplit.__init__
+
+    def overlapping(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.validation = np.sort(np.append(self.validation[1:], self.train[0]))
+
+    monkeypatch.setattr(splits_module.RecordSplit, "__init__", overlapping)
+    with pytest.raises(AssertionError, match="check_touched_stages.*below"):
+        check_touched_stages(small_search(runs="geometric"), sphere_data(8), random_state=1)
+
+
+def test_prirfed_record_reaches_its_own_agent_only():
+    data = federation([6, 9])
+    check_touched_stages(prirfed(accountant="end_to_end"), data, random_state=1,
+                         neighbours=list(replaced_records(data, indices=[0, 3])))
+
+
+def test_touched_stages_of_a_plain_fit_fit_its_ledger():
+    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, method="rgd", n_iter=3)
+    check_touched_stages(estimator, sphere_data(10), random_state=0,
+                         neighbours=list(replaced_records(sphere_data(10), indices=[0, 7])))
+
+
+# -- the federated round's stated noise, and Dask's stages ------------------------------
+
+def test_round_noise_is_the_agents_stages_noise():
+    """nu = sqrt(d sum_i w_i^2 sum_k sigma_ik^2): the expected norm of a round's aggregated
+    noise (unit local steps, every agent sampled), from the stages the agents released."""
+    data = federation([6, 14, 10])
+    estimator = prirfed(local_method="tangent_mean", n_sampled=3, local_steps=3,
+                        step_size=None)
+    recorded = record_fit(estimator, data, random_state=2)
+    fitted = recorded.estimator
+    sizes = [len(part) for part in data]
+    run = fitted.run_spec(sizes, None, fitted.clip_norm_,
+                          (fitted.local_epsilon_, fitted.local_delta_))
+    weights = np.array(sizes) / sum(sizes)
+    variances = np.zeros(len(sizes))
+    for stage in recorded.stages:
+        if stage.label.startswith("PriRFed round 0 agent"):
+            agent = int(stage.label.split()[4].rstrip(":"))
+            variances[agent] += stage.dim * stage.scale**2
+    assert run.round_noise() == pytest.approx(math.sqrt(weights**2 @ variances), rel=1e-9)
+
+
+def dask_stages(X, weights, **params):
+    stages = []
+
+    def keep(stage):
+        stages.append(stage)
+        return stage.release()
+
+    with observe_stages(keep):
+        PrivateERM(SPHERE, SquaredDistanceLoss(SPHERE), **params).fit(
+            X, sample_weight=weights)
+    return stages
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize("params", [{"method": "rgd", "n_iter": 3},
+                                    {"method": "rsgd", "n_iter": 4, "batch_size": 15}])
+def test_dask_fit_releases_the_in_memory_stages(params):
+    """Chunked clipped sums with public weights: the same statistic at every stage as the
+    in-memory fit (each row with its own weight), the same stated noise."""
+    da = pytest.importorskip("dask.array")
+    X = sphere_data(120, seed=3)
+    weights = np.random.default_rng(4).uniform(0.5, 1.5, size=120)
+    params = dict(epsilon=2.0, clip_norm=1.5, random_state=3, **params)
+    expected = dask_stages(X, weights, **params)
+    got = dask_stages(da.from_array(X, chunks=(32, 3)), weights, **params)
+    assert [stage.public() for stage in got] == [stage.public() for stage in expected]
+    for index, (first, second) in enumerate(zip(expected, got)):
+        np.testing.assert_allclose(np.asarray(second.statistic), np.asarray(first.statistic),
+                                   rtol=1e-10, atol=1e-12,
+                                   err_msg=f"stage {index} ({first.label})")
