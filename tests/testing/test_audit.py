@@ -27,6 +27,7 @@ sensitivity 2C / n of each step.
 
 import math
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -39,8 +40,10 @@ from geomstats_dp.learning import (
     PrivateStructuredPrediction,
 )
 from geomstats_dp.learning.pca import start_basis
+from geomstats_dp._backend import to_numpy
 from geomstats_dp.model_selection import private_score
 from geomstats_dp.privacy import PrivacyBudget
+from geomstats_dp.privacy.stages import observe_stages
 from geomstats_dp.testing._audit import (
     assert_twins,
     audit_twins,
@@ -85,11 +88,17 @@ def pca_rows(offset):
 
 
 def second_moment(fitted):
-    """The released second-moment matrix of Analyze Gauss (all p components)."""
-    basis = np.asarray(fitted.estimate_)
-    return (basis * np.asarray(fitted.explained_variance_)) @ basis.T
+    """The noisy second-moment matrix that Analyze Gauss on R^2 releases with its top
+    component v: lambda_1 v v^T + lambda_2 (I - v v^T), lambda_1 and the total variance
+    from ``explained_variance_`` and its ratio (lambda_2 > 0 on these data)."""
+    v = np.asarray(to_numpy(fitted.estimate_)).reshape(2, 1)
+    (top,), (ratio,) = fitted.explained_variance_, fitted.explained_variance_ratio_
+    return top * v @ v.T + (top / ratio - top) * (np.eye(2) - v @ v.T)
 
 
+# PrivatePCA's rgd spends a small share of mu^2 on the data's scale: at delta 0.1 that
+# share is (0, 0.1)-DP and its calibration fails, so its claim is (2, 0.01)
+PCA_DELTA = 0.01
 BALANCED = np.tile(np.eye(2), (10, 1))  # Analyze Gauss: second moment I / 2
 
 # name: (estimator, X, X2, y, y2, options of check_audit)
@@ -116,17 +125,16 @@ CASES = {
                 [[0.0], [1.0]], [[0.0], [-1.0]], None, None,
                 {"statistic": first_coordinate, "delta": 0.0}),
     "pca_analyze_gauss": (
-        PrivatePCA(2, epsilon=EPSILON, delta=DELTA, data_norm=1.0, centered=False,
-                   method="analyze_gauss"),
+        PrivatePCA(1, epsilon=EPSILON, delta=DELTA, data_norm=1.0, method="analyze_gauss"),
         np.concatenate([BALANCED, [[1.0, 0.0]]]), np.concatenate([BALANCED, [[0.0, 1.0]]]),
         None, None,
         {"release": second_moment,
          "statistic": projection_statistic([1.0, 0.0, 0.0, -1.0])}),
     "pca_rgd": (
-        PrivatePCA(1, epsilon=EPSILON, delta=DELTA, data_norm=1.0, centered=False,
-                   method="rgd", **ONE_STEP),
+        PrivatePCA(1, epsilon=EPSILON, delta=PCA_DELTA, data_norm=1.0, method="rgd",
+                   **ONE_STEP),
         pca_rows(math.pi / 4), pca_rows(-math.pi / 4), None, None,
-        {"release": pca_angle, "statistic": first_coordinate}),
+        {"release": pca_angle, "statistic": first_coordinate, "n_runs": 2000}),
     "labels": (
         PrivateStructuredPrediction(Euclidean(1), epsilon=EPSILON, delta=DELTA,
                                     clip_norm=1.0, method="labels",
@@ -150,6 +158,58 @@ def run_case(name, random_state=0):
     return honest, broken, time.perf_counter() - start
 
 
+def fit_observed(estimator, X, seed):
+    """The release of a fit, and the stages it released (observed unchanged)."""
+    stages = []
+
+    def spy(stage):
+        stages.append(stage)
+        return stage.release()
+
+    with observe_stages(spy):
+        release = estimator_fit(estimator)((X, None), seed)
+    return to_numpy(release), stages
+
+
+@pytest.mark.parametrize("method", ["tangent", "laplace"])
+def test_halved_noise_releases_the_statistic_plus_half_the_noise(method):
+    """Tangent (Gaussian stage, release -(g + xi) from 0 with a unit step) and Laplace
+    (exponential stage centred on the mean m: its draw, and m + (draw - m) / 2 halved)."""
+    estimator, X, *_ = CASES[method]
+    for seed in (3, 4):
+        honest, (stage,) = fit_observed(estimator, X, seed)
+        with halved_noise():
+            broken = to_numpy(estimator_fit(estimator)((X, None), seed))
+        statistic = to_numpy(stage.statistic)
+        if method == "tangent":
+            noise = to_numpy(stage.noise)
+            np.testing.assert_allclose(honest, -(statistic + noise), rtol=1e-12)
+            np.testing.assert_allclose(broken, -(statistic + noise / 2), rtol=1e-12)
+        else:
+            choice = to_numpy(stage.choice)
+            np.testing.assert_allclose(honest, choice, rtol=1e-12)
+            np.testing.assert_allclose(broken, (statistic + choice) / 2, rtol=1e-12)
+
+
+def test_check_audit_refutes_a_false_claim():
+    """The one-step rgd mean has Gaussian-DP mu 1.37 (epsilon 5.4 at delta 1e-5): a
+    claim of (0.25, 1e-5) is refuted."""
+    estimator, X, X2, *_ = CASES["rgd"]
+    with pytest.raises(AssertionError, match="refutes PrivateFrechetMean's claim"):
+        check_audit(estimator, X, X2, epsilon=0.25, delta=1e-5, n_runs=200,
+                    statistic=first_coordinate, random_state=shifted(0))
+
+
+def test_check_audit_reports_an_audit_without_power():
+    """A statistic that ignores the differing record (the release's sign of a constant)
+    refutes nothing, the twin included."""
+    estimator, X, X2, *_ = CASES["tangent"]
+    with pytest.raises(AssertionError, match="no power"):
+        check_audit(estimator, X, X2, n_runs=20,
+                    statistic=lambda releases: np.zeros(len(releases)),
+                    random_state=shifted(0))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_check_audit_refutes_only_the_halved_noise_twin(name):
@@ -159,23 +219,22 @@ def test_check_audit_refutes_only_the_halved_noise_twin(name):
     check_audit(estimator, X, X2, y, y2, random_state=shifted(0), **options)
 
 
-def score_fit(data, seed):
-    """``private_score`` (Laplace, epsilon 2, loss bound 1) of a mean at 0 on ``data``."""
-    X, _ = data
-    return private_score(SCORED, np.asarray(X), epsilon=EPSILON, loss_bound=1.0,
-                         budget=PrivacyBudget(EPSILON, 0.0), random_state=seed)
-
-
-SCORED = PrivateFrechetMean(Euclidean(1), epsilon=1e6, clip_norm=1e-9, n_iter=1,
-                            init_point=np.zeros(1), random_state=0).fit(np.zeros((2, 1)))
-SCORE_DATA = ([[0.0]] * 10, None), ([[0.0]] * 9 + [[FAR]], None)  # loss 0 against 1
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(BACKEND != "numpy", reason="thousands of scores: numpy only")
 def test_private_score_audit():
-    """Replace-one on the scored records: one record's clipped loss 0 against the bound,
-    a shift of the whole sensitivity B / n of the Laplace score."""
-    honest, broken = audit_twins(score_fit, *SCORE_DATA, delta=0.0,
+    """Replace-one on the scored records: ten records at a fitted mean near 0 (loss near
+    0), one of them replaced by a record at 10 (loss clipped to the bound 1), a shift of
+    the whole sensitivity B / n of the Laplace score (epsilon 2)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scored = PrivateFrechetMean(Euclidean(1), epsilon=1e6, clip_norm=1e-9, n_iter=1,
+                                    init_point=np.zeros(1), random_state=0).fit(
+                                        np.zeros((2, 1)))
+
+    def score(data, seed):
+        return private_score(scored, np.asarray(data), epsilon=EPSILON, loss_bound=1.0,
+                             budget=PrivacyBudget(EPSILON, 0.0), random_state=seed)
+
+    honest, broken = audit_twins(score, [[0.0]] * 10, [[0.0]] * 9 + [[FAR]], delta=0.0,
                                  random_state=shifted(0))
     assert_twins(honest, broken, EPSILON, "private_score")
