@@ -32,15 +32,14 @@ import warnings
 import numpy as np
 import pytest
 from geomstats.geometry.euclidean import Euclidean
-from geomstats.geometry.hypersphere import Hypersphere
 
+from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning import (
     PrivateFrechetMean,
     PrivatePCA,
     PrivateStructuredPrediction,
 )
 from geomstats_dp.learning.pca import start_basis
-from geomstats_dp._backend import to_numpy
 from geomstats_dp.model_selection import private_score
 from geomstats_dp.privacy import PrivacyBudget
 from geomstats_dp.privacy.stages import observe_stages
