@@ -95,9 +95,9 @@ def second_moment(fitted):
     return top * v @ v.T + (top / ratio - top) * (np.eye(2) - v @ v.T)
 
 
-# PrivatePCA's rgd spends a small share of mu^2 on the data's scale: at delta 0.1 that
-# share is (0, 0.1)-DP and its calibration fails, so its claim is (2, 0.01)
-PCA_DELTA = 0.01
+# PrivatePCA's rgd spends 2% of mu^2 on the data's scale: at delta 0.1 that share is
+# (0, 0.1)-DP and its calibration refuses epsilon 0, so its claim is (2, 0.05)
+PCA_DELTA = 0.05
 BALANCED = np.tile(np.eye(2), (10, 1))  # Analyze Gauss: second moment I / 2
 
 # name: (estimator, X, X2, y, y2, options of check_audit)
@@ -133,7 +133,7 @@ CASES = {
         PrivatePCA(1, epsilon=EPSILON, delta=PCA_DELTA, data_norm=1.0, method="rgd",
                    **ONE_STEP),
         pca_rows(math.pi / 4), pca_rows(-math.pi / 4), None, None,
-        {"release": pca_angle, "statistic": first_coordinate, "n_runs": 2000}),
+        {"release": pca_angle, "statistic": first_coordinate, "n_runs": 1500}),
     "labels": (
         PrivateStructuredPrediction(Euclidean(1), epsilon=EPSILON, delta=DELTA,
                                     clip_norm=1.0, method="labels",
