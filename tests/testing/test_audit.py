@@ -118,6 +118,8 @@ CASES = {
                      **ONE_STEP),
         [[-FAR], [FAR]], [[-FAR], [-FAR]], None, None,
         {"statistic": first_coordinate, "n_runs": 10_000}),
+    "rsvrg": (frechet_mean("rsvrg", inner_steps=1, batch_size=2, **ONE_STEP),
+              [[0.0], [FAR]], [[0.0], [-FAR]], None, None, {"statistic": first_coordinate}),
     "tangent": (frechet_mean("tangent"), [[0.0], [FAR]], [[0.0], [-FAR]], None, None,
                 {"statistic": first_coordinate}),
     "two_stage": (frechet_mean("two_stage"), np.concatenate([PAIRS, [[1.0]]]),
