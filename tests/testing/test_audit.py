@@ -4,25 +4,22 @@ Each case is a worst-case pair of neighbours under the mechanism's adjacency, fe
 records in one or two dimensions, and a statistic that reads the release along the
 direction in which the differing record pushes it. Gaussian mechanisms claim
 (epsilon, delta) = (2, 0.1): its Gaussian-DP mu is 1.37, the twin's 2.74, and 1,000 runs
-a dataset refute the twin (its bound near 3) while the honest bound stays near 1; the
-pure-DP Laplace releases claim epsilon 2 (the twin's is 4). The audits run at confidence
-0.99 under ``--seed-shift`` 0 to 3.
+a dataset refute the twin while the honest bound stays near 1; the pure-DP Laplace
+releases claim epsilon 2 (the twin's is 4). Confidence 0.99, checked under
+``--seed-shift`` 0 to 3 (bounds and times: docs/benchmarks/audits.md).
 
-``two_stage`` releases the settled mean of its unit steps, not the steps. Its first,
-coarse step (clip C, the smallest share of the budget) moves the point by noise of order
-z_0 2C / n, and every later step (clip C2, the localised radius) adds its own: on
-records that the steps clip (two records at +-10), the release is the sum of the
-increments, dominated by the coarse step's noise, and the differing record's signal in
-the steps that hold most of the budget is lost in it (no power at 25,000 runs); with a
-few records the private radius C2 (epsilon / 20, exponential mechanism) is near uniform
-on its grid (C2 = 0.01 C a quarter of the time), and then the coarse noise is a hundred
-times the later steps' signal. The case that audits it puts 200 records in balanced
-pairs at +-0.9 C, inside the clip radius: the quantile picks C2 = C (every distance to
-the coarse point is counted at C), and a unit step from any point near the mean
-lands on the clipped mean plus that step's noise, forgetting the earlier steps' noise;
-the settled mean then averages the steps' independent estimates of the same mean with
-inverse-variance weights, and the differing record (at +-C) moves it by the whole
-sensitivity 2C / n of each step.
+``two_stage`` releases the settled mean of its unit steps, not the steps. On records
+that the steps clip (0 and +-10), the release is the sum of the steps' increments, whose
+noise is dominated by the coarse first step's (clip C, the smallest share of mu^2), and
+the differing record's signal in the later steps, which hold most of the budget, is lost
+in it; with few records the localised radius C2 (an exponential-mechanism quantile at
+epsilon / 20) is also near uniform on its grid, often a hundredth of C, so the later
+steps' signal is a hundredth of the coarse step's noise. The case puts 200 records in
+balanced pairs at +-0.9 C and the differing record at +-C: every distance to the coarse
+point counts as C, so the quantile picks C2 = C, and a unit step from a point near the
+mean lands on the clipped mean plus that step's own noise, forgetting the earlier noise.
+The settled mean then averages the steps' independent estimates with inverse-variance
+weights, and the differing record moves each by the whole sensitivity 2C / n.
 """
 
 import math
