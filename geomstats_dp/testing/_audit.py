@@ -15,8 +15,8 @@ worst-case neighbours under the stated adjacency (the differing record moves eve
 clipped statistic by its whole sensitivity), a statistic that projects the release onto
 the direction in which that record pushes it (by default, the difference of the mean
 releases on a pilot run, independent of the audited runs), few records, few
-dimensions and a claim large enough (epsilon 2 to 4) that a few thousand runs resolve
-the twin's likelihood ratio.
+dimensions, and a claim whose twin a thousand runs resolve: for a Gaussian release
+(epsilon, delta) = (2, 0.1), Gaussian-DP mu 1.37 against the twin's 2.74.
 """
 
 import contextlib
