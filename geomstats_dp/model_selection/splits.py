@@ -129,7 +129,7 @@ class RecordSplit:
         """The clipped mean of ``losses`` plus one draw of the score's noise (a stage)."""
         gaussian = isinstance(event, GaussianEvent)
         return noisy_stage(clipped_mean(losses, loss_bound), mechanism.noise(event, rng),
-                           label="private score", law="gaussian" if gaussian else "laplace",
+                           label=event.label, law="gaussian" if gaussian else "laplace",
                            scale=event.noise_std if gaussian else event.noise_scale,
                            sensitivity=event.sensitivity)
 

@@ -63,6 +63,8 @@ class GradientOracle:
         Calls made to the noise sampler so far.
     max_weight : float
         max_i w_i (public: the weights are).
+    weight_factor : float
+        n max_i w_i: exactly 1.0 for equal weights (``strategies.weight_factor``).
 
     Notes
     -----
@@ -77,7 +79,10 @@ class GradientOracle:
         self.data = data
         self.weights = weights
         self.n_samples = int(data.shape[0])
-        self.max_weight = float(to_numpy(weights).max())
+        numpy_weights = to_numpy(weights)
+        self.max_weight = float(numpy_weights.max())
+        self.weight_factor = (1.0 if numpy_weights.min() == self.max_weight
+                              else self.n_samples * self.max_weight)
         self.noise_sampler = noise_sampler
         self.batch_rng, self.noise_rng = split(rng) if split_streams else (rng, rng)
         self.n_gradient_evaluations = 0

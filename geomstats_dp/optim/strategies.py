@@ -296,12 +296,14 @@ class MiniBatch(Strategy):
     def stepper(self, oracle, transport):
         """Clipped weighted batch gradient plus noise; batches drawn a block at a time."""
         scale = oracle.n_samples / self.batch_size
-        stage = {  # as ``queries`` states it
+        poisson = self.sampling == "poisson"
+        stage = {  # as ``queries`` states it; add/remove (Poisson): a record adds or
+            # removes one clipped term, half the replace-one bound
             "label": "minibatch_gradient",
-            "sensitivity": 2 * self.clip_norm * oracle.n_samples * oracle.max_weight
+            "sensitivity": (1 if poisson else 2) * self.clip_norm * oracle.weight_factor
             / self.batch_size,
             "sampling_rate": self.rate(oracle.n_samples),
-            "adjacency": "add_remove" if self.sampling == "poisson" else "replace_one",
+            "adjacency": "add_remove" if poisson else "replace_one",
         }
         block = block_steps(oracle.n_samples)
         draw = self.batch_stream(oracle.batch_rng, oracle.n_samples)
@@ -445,7 +447,7 @@ class _VarianceReducedStepper:
                            "sensitivity": 2 * strategy.clip_norm_full * oracle.max_weight}
         self.single_stage = {
             "label": "variance_reduced_gradient",
-            "sensitivity": 4 * strategy.clip_norm_single * oracle.n_samples * oracle.max_weight,
+            "sensitivity": 4 * strategy.clip_norm_single * oracle.weight_factor,
             "sampling_rate": 1.0 / oracle.n_samples,
         }
 

@@ -68,6 +68,9 @@ class Stage:
     dist : callable or None
         ``dist(statistic, other)``: the distance of two statistics where a difference
         has no meaning (a point of a manifold: the metric's distance); wins over ``norm``.
+    group : str
+        The part of a composite release the stage belongs to (``stage_group``; its
+        prefixes, outermost first), "" outside any.
     """
 
     label: str
@@ -82,6 +85,7 @@ class Stage:
     sampling_rate: float = 1.0
     choice: Any = None
     dist: Callable | None = None
+    group: str = ""
 
     def release(self):
         """The value released without an observer: ``statistic + noise`` (or the choice)."""
@@ -181,7 +185,9 @@ def stage_group(prefix):
         return
 
     def relabel(stage):
-        return observer(dataclasses.replace(stage, label=f"{prefix}: {stage.label}"))
+        group = f"{prefix}: {stage.group}" if stage.group else prefix
+        return observer(dataclasses.replace(stage, label=f"{prefix}: {stage.label}",
+                                            group=group))
 
     with observe_stages(relabel):
         yield

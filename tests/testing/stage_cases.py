@@ -5,7 +5,7 @@ import numpy as np
 from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
 
-from geomstats_dp._backend import to_numpy
+from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
 from geomstats_dp.learning import (
     PrivateFrechetMean,
@@ -23,12 +23,13 @@ def sphere_data(n_samples=30, spread=0.3, seed=0):
     """Points of S^2 around the north pole."""
     rng = np.random.default_rng(seed)
     tangent = spread * rng.standard_normal((n_samples, 3)) * np.array([1.0, 1.0, 0.0])
-    return to_numpy(SPHERE.metric.exp(tangent, NORTH))
+    return to_numpy(SPHERE.metric.exp(to_backend(tangent), to_backend(NORTH)))
 
 
 def sphere_neighbours(X, index=0):
     """Record ``index`` replaced by its antipode, by the south pole, by a far point."""
-    far = to_numpy(SPHERE.metric.exp(np.array([2.5, 0.0, 0.0]), NORTH))
+    far = to_numpy(SPHERE.metric.exp(to_backend(np.array([2.5, 0.0, 0.0])),
+                                     to_backend(NORTH)))
     for name, record in (("antipode", -X[index]), ("south pole", -NORTH), ("far", far)):
         X2 = X.copy()
         X2[index] = record

@@ -12,9 +12,6 @@ STRINGS = "finding 8 of issue 29: string-dtype data accepted (fixed on branch h-
 INIT_POINT = ("finding 3 of issue 29: an init_point off the space or non-finite accepted "
               "or refused without naming init_point")
 LABELS = "finding 2 of issue 29: off-space and non-finite targets accepted by the labels"
-COMPOSITE = ("check_noise_drawn does not match the stages of a composite release "
-             "(runs of a search, agents of PriRFed, the private score) to their ledger "
-             "event (h-stages / h-accounting)")
 
 KNOWN = {
     "check_input_domain": {
@@ -31,11 +28,6 @@ KNOWN = {
         "training part (h-inputs)",
         "private_score": "finding 8 of issue 29: private_score on a wrong-width X gives a "
         "broadcast error (h-inputs)",
-    },
-    "check_noise_drawn": {
-        "PriRFed": COMPOSITE,
-        "Search": COMPOSITE,
-        "private_score": COMPOSITE,
     },
     "check_ledger_composition": {
         "method='rsgd',space=sphere": "DP-RSGD's ledger (autodp RDP) claims more than "

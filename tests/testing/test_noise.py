@@ -1,13 +1,18 @@
 """check_noise_drawn: passes on the package's mechanisms; fails on half the noise, on a
 quantile run at another epsilon than charged, on a release that bypasses its stage."""
 
+from dataclasses import replace
+
 import pytest
 
 from geomstats_dp.learning._pca_rows import noisy_stage
 from geomstats_dp.learning.mechanisms import tangent
 from geomstats_dp.optim.oracle import GradientOracle
+from geomstats_dp.privacy import GaussianEvent
 from geomstats_dp.privacy.quantile import private_quantile
-from geomstats_dp.testing._noise import check_noise_drawn
+from geomstats_dp.privacy.stages import Stage
+from geomstats_dp.testing._noise import check_charged, check_noise_drawn
+from geomstats_dp.testing._recording import RecordedFit
 from tests.conftest import shifted
 
 from .stage_cases import (
@@ -25,6 +30,8 @@ from .stage_cases import (
 CASES = {
     "rgd": lambda: (frechet_mean("rgd"), sphere_data(), None),
     "rsgd": lambda: (frechet_mean("rsgd"), sphere_data(), None),
+    "rsgd poisson": lambda: (frechet_mean("rsgd", sampling="poisson", dataset_size=30),
+                             sphere_data(), None),
     "rsvrg": lambda: (frechet_mean("rsvrg"), sphere_data(), None),
     "two_stage auto": lambda: (frechet_mean("two_stage", clip_norm="auto"), sphere_data(),
                                None),
@@ -49,7 +56,7 @@ def test_half_the_gradient_noise_fails(monkeypatch):
     monkeypatch.setattr(GradientOracle, "draw_noise",
                         lambda self, point, sigma: draw(self, point, sigma) * 0.5)
     with pytest.raises(AssertionError, match=r"'full_gradient' \(gaussian\).*expected 1"):
-        check_noise_drawn(frechet_mean("rgd"), sphere_data(), n_fits=2,
+        check_noise_drawn(frechet_mean("rgd"), sphere_data(), n_fits=10,
                           random_state=shifted(0))
 
 
@@ -76,3 +83,22 @@ def test_a_release_outside_its_stage_fails(monkeypatch):
     monkeypatch.setattr(_pca_rows, "noisy_stage", unobserved)
     with pytest.raises(AssertionError, match="charges 1 release.*'PrivatePCA: mean'"):
         check_noise_drawn(pca("analyze_gauss", centered=False), pca_data(), n_fits=1)
+
+
+@pytest.mark.backend_independent
+def test_only_the_parts_of_a_composite_release_go_without_their_own_event():
+    """A stage no event names fails, unless it is a part of a composite release
+    (``stage_group``), which the ledger states as a whole; a stage with an event is
+    compared to it, and the counts to the events' steps."""
+    event = GaussianEvent(2.0, n_steps=2, sensitivity=0.5, label="m: step")
+    stage = Stage("m: step", 0.0, 0.1, "gaussian", 1.0, 0.5)
+    check_charged(RecordedFit(None, [stage, stage], (event,)))
+    with pytest.raises(AssertionError, match="charges 2 release.*made 1"):
+        check_charged(RecordedFit(None, [stage], (event,)))
+    with pytest.raises(AssertionError, match="noise multiplier 2"):
+        check_charged(RecordedFit(None, [replace(stage, scale=0.5)] * 2, (event,)))
+    unnamed = replace(stage, label="other: step")
+    with pytest.raises(AssertionError, match="has no ledger event"):
+        check_charged(RecordedFit(None, [stage, stage, unnamed], (event,)))
+    grouped = replace(unnamed, group="other")
+    check_charged(RecordedFit(None, [stage, grouped], (event,)))

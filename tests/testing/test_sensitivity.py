@@ -10,6 +10,7 @@ from geomstats_dp.learning.mechanisms import alternating_least_squares as als
 from geomstats_dp.learning.mechanisms import tangent
 from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.testing._sensitivity import check_stage_sensitivity
+from tests.conftest import shifted
 
 from .stage_cases import (
     NORTH,
@@ -68,8 +69,8 @@ CASES = {
 
 def _check(case, **options):
     estimator, X, y, neighbours, fit_params = CASES[case]()
-    check_stage_sensitivity(estimator, X, y, neighbours=neighbours, random_state=0,
-                            fit_params=fit_params, **options)
+    check_stage_sensitivity(estimator, X, y, neighbours=neighbours,
+                            random_state=shifted(0), fit_params=fit_params, **options)
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -116,4 +117,4 @@ def test_a_missing_neighbour_list_needs_the_harness():
     """Without ``neighbours`` the default is the harness's worst-case neighbours."""
     pytest.importorskip("geomstats_dp.testing._neighbours")
     estimator, X, y, _, _ = CASES["rgd"]()
-    check_stage_sensitivity(estimator, X, y, random_state=0)
+    check_stage_sensitivity(estimator, X, y, random_state=shifted(0))
