@@ -35,7 +35,8 @@ import numpy as np
 
 from geomstats_dp.model_selection.clipping import clipped_losses
 from geomstats_dp.model_selection.planning import planned_events
-from geomstats_dp.model_selection.splits import RecordSplit
+from geomstats_dp.model_selection.splits import RecordSplit, score_stage
+from geomstats_dp.privacy.stages import stage_group
 
 
 class AgentSplit:
@@ -97,9 +98,15 @@ class AgentSplit:
         return [agent.validation_losses(estimator) for agent in self.agents]
 
     def noisy_loss(self, losses, loss_bound, mechanism, event, rng):
-        """Sum over agents of S_i / n_val plus agent i's own draw of the score's noise."""
-        return sum(clipped_losses(agent_losses, loss_bound).sum() / self.n_validation
-                   + mechanism.noise(event, rng) for agent_losses in losses)
+        """Sum over agents of S_i / n_val plus agent i's own draw of the score's noise
+        (agent i's stage, in its group)."""
+        total = 0
+        for index, agent_losses in enumerate(losses):
+            with stage_group(f"agent {index}"):
+                total += score_stage(clipped_losses(agent_losses, loss_bound).sum()
+                                     / self.n_validation, mechanism.noise(event, rng),
+                                     event)
+        return total
 
     def fit_all(self, estimator):
         """Fit PriRFed on every agent's records."""

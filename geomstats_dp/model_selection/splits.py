@@ -36,6 +36,16 @@ from geomstats_dp.privacy.events import GaussianEvent
 from geomstats_dp.privacy.stages import noisy_stage
 
 
+def score_stage(statistic, noise, event):
+    """``statistic + noise`` released as the stage of the score's ``event`` (a
+    ``GaussianEvent`` or a Laplace ``PureEvent``; ``privacy.stages``), under its label."""
+    gaussian = isinstance(event, GaussianEvent)
+    return noisy_stage(statistic, noise, label=event.label,
+                       law="gaussian" if gaussian else "laplace",
+                       scale=event.noise_std if gaussian else event.noise_scale,
+                       sensitivity=event.sensitivity)
+
+
 def split_class(estimator):
     """The split protocol's class for ``estimator``'s data (``RecordSplit`` by default)."""
     return getattr(type(estimator), "_search_split", RecordSplit)
@@ -127,11 +137,8 @@ class RecordSplit:
 
     def noisy_loss(self, losses, loss_bound, mechanism, event, rng):
         """The clipped mean of ``losses`` plus one draw of the score's noise (a stage)."""
-        gaussian = isinstance(event, GaussianEvent)
-        return noisy_stage(clipped_mean(losses, loss_bound), mechanism.noise(event, rng),
-                           label=event.label, law="gaussian" if gaussian else "laplace",
-                           scale=event.noise_std if gaussian else event.noise_scale,
-                           sensitivity=event.sensitivity)
+        return score_stage(clipped_mean(losses, loss_bound), mechanism.noise(event, rng),
+                           event)
 
     def fit_all(self, estimator):
         """Fit on every record."""

@@ -18,7 +18,7 @@ from geomstats_dp.learning import PrivateERM, PrivateFrechetMean
 from geomstats_dp.model_selection import PrivateGridSearchCV
 from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.optim import SquaredDistanceLoss
-from geomstats_dp.privacy import GaussianEvent, PureEvent
+from geomstats_dp.privacy import GaussianEvent, PureEvent, SelectionEvent, compose
 from geomstats_dp.privacy import selection as selection_module
 from geomstats_dp.privacy.stages import Stage, observe_stages
 from geomstats_dp.testing._accounting import (
@@ -26,6 +26,8 @@ from geomstats_dp.testing._accounting import (
     check_touched_stages,
     independent_epsilon,
     replaced_records,
+    selection_epsilon,
+    stages_rdp,
 )
 from geomstats_dp.testing._recording import record_fit
 
@@ -102,11 +104,27 @@ def test_subsampling_lowers_the_cost():
     assert sampled[0] < sampled[1] < sampled[2] < full
 
 
+@pytest.mark.backend_independent
+@pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, math.inf])
+@pytest.mark.parametrize("mean", [1.0, 3.0, 10.0])
+def test_selection_event_is_dp_accountings_repeat_and_select(shape, mean):
+    """The package's SelectionEvent against dp-accounting's Papernot & Steinke bound, the
+    run's RDP composed here from its stages (two candidates, a Laplace score)."""
+    event = SelectionEvent(((GaussianEvent(4.0, n_steps=5),), (GaussianEvent(6.0, n_steps=5),)),
+                           (PureEvent(0.3),), mean, shape)
+    runs = [stages_rdp([gaussian(4.0)] * 5), stages_rdp([gaussian(6.0)] * 5),
+            stages_rdp([laplace(1 / 0.3)])]
+    assert compose([event], 1e-5).epsilon == pytest.approx(
+        selection_epsilon(runs, mean, shape, 1e-5), rel=1e-8)
+
+
 # -- check_ledger_composition on real fits ---------------------------------------------
 
 @pytest.mark.parametrize("params", [
     {"method": "rgd", "n_iter": 4}, {"method": "two_stage"}, {"method": "tangent"},
-    {"method": "rsgd", "n_iter": 4, "batch_size": 8}])
+    {"method": "rsgd", "n_iter": 4, "batch_size": 8},
+    {"method": "rsgd", "n_iter": 4, "batch_size": 8, "sampling": "poisson",
+     "dataset_size": 24}])
 def test_frechet_mean_ledger_is_the_composition_of_its_stages(params):
     estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, **params)
     check_ledger_composition(estimator, sphere_data(24), random_state=0)
@@ -123,6 +141,19 @@ def small_search(**params):
                                     {"runs": "poisson", "refit": True}])
 def test_search_ledger_is_the_best_of_k_runs_of_its_stages(params):
     check_ledger_composition(small_search(**params), sphere_data(12), random_state=1)
+
+
+@pytest.mark.slow
+def test_prirfed_search_ledger_composes_agents_in_parallel():
+    """A search over PriRFed: each run's agents (training) and the agents' score draws
+    (validation) hold disjoint records."""
+    rng = np.random.default_rng(0)
+    data = [np.array([3.0, 3.0]) + 0.5 * rng.standard_normal((size, 2)) for size in (8, 12)]
+    estimator = PriRFed(Euclidean(2), n_rounds=2, local_steps=1, init_point=np.zeros(2))
+    search = PrivateGridSearchCV(estimator, {"clip_norm": [0.5, 5.0]}, epsilon=4.0,
+                                 loss_bound=20.0, runs="geometric", mean_runs=2,
+                                 refit=False, score_method="gaussian")
+    check_ledger_composition(search, data, random_state=0)
 
 
 def federation(sizes, seed=0):
@@ -229,8 +260,10 @@ def test_prirfed_record_reaches_its_own_agent_only():
                          neighbours=list(replaced_records(data, indices=[0, 3])))
 
 
-def test_touched_stages_of_a_plain_fit_fit_its_ledger():
-    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, method="rgd", n_iter=3)
+@pytest.mark.parametrize("params", [{"method": "rgd", "n_iter": 3},
+                                    {"method": "rsgd", "n_iter": 3, "batch_size": 4}])
+def test_touched_stages_of_a_plain_fit_fit_its_ledger(params):
+    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, **params)
     check_touched_stages(estimator, sphere_data(10), random_state=0,
                          neighbours=list(replaced_records(sphere_data(10), indices=[0, 7])))
 
