@@ -84,10 +84,12 @@ def pca_angle(fitted):
 
 
 def pca_rows(offset):
-    """Two rows of R^2: zero, and a unit row at ``offset`` from the PCA start."""
+    """100 unit rows of R^2: 99 along the PCA start (no gradient there; they make the
+    noisy trace that scales the step nearly exact), one at ``offset`` from it."""
     start = start_basis(2, 1)
     angle = math.atan2(start[1], start[0]) + offset
-    return np.array([[0.0, 0.0], [math.cos(angle), math.sin(angle)]])
+    return np.concatenate([np.tile(np.reshape(start, (1, 2)), (99, 1)),
+                           [[math.cos(angle), math.sin(angle)]]])
 
 
 def second_moment(fitted):
