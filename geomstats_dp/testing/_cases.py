@@ -83,8 +83,11 @@ class Case:
         if not self.sampled:
             return {}
         from geomstats_dp.testing._accounting import replaced_records
+        from geomstats_dp.testing._neighbours import adjacency
 
         neighbours = list(replaced_records(self.X, self.y, SAMPLED_RECORDS))
+        if adjacency(self.estimator) == "label_level":  # the features are public
+            neighbours = [(name, self.X, y2) for name, _, y2 in neighbours]
         return {"check_touched_stages": {"neighbours": neighbours}}
 
 

@@ -29,13 +29,7 @@ KNOWN = {
         "private_score": "finding 8 of issue 29: private_score on a wrong-width X gives a "
         "broadcast error (h-inputs)",
     },
-    "check_ledger_composition": {
-        "method='rsgd',space=sphere": "DP-RSGD's ledger (autodp RDP) claims more than "
-        "twice the independent PLD composition: not a privacy fault, a loose accountant "
-        "(h-accounting's tolerance)",
-    },
 }
-
 
 STATISTICAL = ("check_noise_drawn",)  # moment tests: rerun on other draws by --seed-shift
 AUDITED = ("thousands of fits a case: every mechanism is audited, with its broken twin "
