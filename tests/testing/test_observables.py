@@ -1,5 +1,6 @@
 """check_public_observables fails on estimators whose public outputs read the data."""
 
+import logging
 import warnings
 
 import numpy as np
@@ -38,6 +39,16 @@ class WarnsOnFarRecords(PrivateFrechetMean):
         return data, weights
 
 
+class LogsFarRecords(PrivateFrechetMean):
+    """Logs the largest coordinate of the data: a data-dependent log record."""
+
+    def _check_input(self, X, y, sample_weight):
+        data, weights = super()._check_input(X, y, sample_weight)
+        logging.getLogger("geomstats_dp.user").debug("largest coordinate %g",
+                                                     float(np.abs(to_numpy(data)).max()))
+        return data, weights
+
+
 def _threshold_case():
     return next(case for case in built_in_cases() if case.name == THRESHOLD)
 
@@ -47,7 +58,7 @@ def test_the_auto_rule_at_its_threshold_passes():
     check_public_observables(case.estimator, case.X)
 
 
-@pytest.mark.parametrize("faulty", [CountsFiniteRecords, WarnsOnFarRecords])
+@pytest.mark.parametrize("faulty", [CountsFiniteRecords, WarnsOnFarRecords, LogsFarRecords])
 def test_a_data_dependent_public_output_fails(faulty):
     case = _threshold_case()
     estimator = faulty(**case.estimator.get_params(deep=False))
