@@ -59,8 +59,7 @@ def test_the_auto_rule_at_its_threshold_passes():
 
 
 @pytest.mark.parametrize(("faulty", "output"), [
-    (CountsFiniteRecords, "neighbour 'huge' changes public outputs .*method_: 'two_stage' "
-                          "!= 'rgd'"),
+    (CountsFiniteRecords, "neighbour 'huge' changes .*method_: 'two_stage' != 'rgd'"),
     (WarnsOnFarRecords, "neighbour 'huge' changes public outputs .*warnings"),
     (LogsFarRecords, "neighbour 'opposite_at_bound' changes public outputs .*logs"),
 ])
