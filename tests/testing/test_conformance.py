@@ -18,7 +18,7 @@ KNOWN = {
         "": STRINGS,
         "'tangent'": INIT_POINT,
         "'two_stage'": INIT_POINT,
-        "'laplace'": INIT_POINT,
+        "PrivateFrechetMean(method='laplace'": INIT_POINT,
         "at_threshold": INIT_POINT,
         "method='labels'": LABELS,
         "PrivateStructuredPrediction(method='r": "per-row structured prediction: a "
