@@ -10,47 +10,41 @@ the checks on a user's estimator.
 """
 
 import functools
-import importlib
 import inspect
 
+from geomstats_dp.testing._accounting import (
+    check_ledger_composition,
+    check_touched_stages,
+)
+from geomstats_dp.testing._audit import check_audit
 from geomstats_dp.testing._cases import Case, built_in_cases
 from geomstats_dp.testing._convergence import check_convergence
 from geomstats_dp.testing._domain import check_input_domain
 from geomstats_dp.testing._neighbours import adjacency, worst_case_neighbours
+from geomstats_dp.testing._noise import check_noise_drawn
 from geomstats_dp.testing._observables import check_public_observables, public_outputs
 from geomstats_dp.testing._reservation import check_failed_release_cancels
+from geomstats_dp.testing._sensitivity import check_stage_sensitivity
 
-# (module, name) of every check, in the order they run; the checks of a module not
-# present are left out
+# every check, in the order they run
 CHECKS = (
-    ("_observables", "check_public_observables"),
-    ("_domain", "check_input_domain"),
-    ("_reservation", "check_failed_release_cancels"),
-    ("_noise", "check_noise_drawn"),
-    ("_sensitivity", "check_stage_sensitivity"),
-    ("_accounting", "check_ledger_composition"),
-    ("_accounting", "check_touched_stages"),
-    ("_convergence", "check_convergence"),
-    ("_audit", "check_audit"),
+    check_public_observables,
+    check_input_domain,
+    check_failed_release_cancels,
+    check_noise_drawn,
+    check_stage_sensitivity,
+    check_ledger_composition,
+    check_touched_stages,
+    check_convergence,
+    check_audit,
 )
 # statistically heavy, or a fit per record: marked slow in pytest
 SLOW_CHECKS = frozenset({"check_audit", "check_touched_stages"})
 
 
-def _available():
-    """{name: check} of the checks whose module is present."""
-    found = {}
-    for module, name in CHECKS:
-        try:
-            found[name] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-        except (ImportError, AttributeError):
-            continue
-    return found
-
-
-def _audit_on_a_neighbour(check_audit, estimator, X, y=None):
-    """``check_audit`` between (X, y) and the first worst-case neighbour the estimator
-    accepts (the record far outside the bound, where there is one)."""
+def _audit_on_a_neighbour(estimator, X, y=None):
+    """``check_audit`` between (X, y) and its worst-case neighbour with a record far
+    outside the bound (the first neighbour where there is none)."""
     neighbours = {name: (X2, y2) for name, X2, y2 in worst_case_neighbours(estimator, X, y)}
     name = next((name for name in neighbours if name.endswith("far")), next(iter(neighbours)))
     X2, y2 = neighbours[name]
@@ -58,7 +52,7 @@ def _audit_on_a_neighbour(check_audit, estimator, X, y=None):
 
 
 def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
-                   predict=None, checks=None):
+                   predict=None, options=None, checks=None, skip=()):
     """The checks to run on an estimator fitted on (X, y), each bound to the data.
 
     Parameters
@@ -70,8 +64,12 @@ def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
     predict : array-like, optional
         Features to predict on after each fit, for the checks of releases made at predict
         time (structured prediction per row).
+    options : dict, optional
+        Check name -> keyword arguments given to that check.
     checks : collection of str, optional
         Names of the checks to run; default all.
+    skip : collection of str
+        Names of checks not to run.
 
     Returns
     -------
@@ -79,8 +77,9 @@ def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
         ``(name, check)``; ``check(estimator)`` runs it.
     """
     bound = []
-    for name, check in _available().items():
-        if checks is not None and name not in checks:
+    for check in CHECKS:
+        name = check.__name__
+        if (checks is not None and name not in checks) or name in skip:
             continue
         if name == "check_convergence":
             if reference is None:
@@ -88,15 +87,17 @@ def private_checks(X, y=None, *, reference=None, distance=None, tolerance=1e-2,
             check = functools.partial(check, reference=reference, distance=distance,
                                       tolerance=tolerance)
         elif name == "check_audit":
-            check = functools.partial(_audit_on_a_neighbour, check)
+            check = _audit_on_a_neighbour
         elif predict is not None and "predict" in inspect.signature(check).parameters:
             check = functools.partial(check, predict=predict)
+        if options and name in options:
+            check = functools.partial(check, **options[name])
         bound.append((name, functools.partial(check, X=X, y=y)))
     return bound
 
 
-def check_private_estimator(estimator, X, y=None, *, checks=None, reference=None,
-                            distance=None, tolerance=1e-2, predict=None):
+def check_private_estimator(estimator, X, y=None, *, checks=None, skip=(),
+                            reference=None, distance=None, tolerance=1e-2, predict=None):
     """Run every conformance check on ``estimator`` fitted on (X, y).
 
     The checks (each states its property): public observables identical on worst-case
@@ -115,6 +116,9 @@ def check_private_estimator(estimator, X, y=None, *, checks=None, reference=None
         Small data the estimator fits (y: targets, or None).
     checks : collection of str, optional
         The names of the checks to run; default all.
+    skip : collection of str
+        The names of checks not to run ("check_audit": thousands of fits, and its power
+        depends on the neighbour, the statistic and epsilon; ``check_audit`` takes them).
     reference : callable, optional
         ``reference(X, y)``: the non-private answer (``check_convergence``).
     distance : callable, optional
@@ -130,7 +134,8 @@ def check_private_estimator(estimator, X, y=None, *, checks=None, reference=None
         From the first check that fails, naming it.
     """
     for _, check in private_checks(X, y, reference=reference, distance=distance,
-                                   tolerance=tolerance, predict=predict, checks=checks):
+                                   tolerance=tolerance, predict=predict, checks=checks,
+                                   skip=skip):
         check(estimator)
 
 
@@ -157,9 +162,8 @@ def parametrize_private_checks(cases):
     for case in cases:
         for name, check in private_checks(case.X, case.y, reference=case.reference,
                                           distance=case.distance,
-                                          tolerance=case.tolerance, predict=case.predict):
-            if name in case.skipped:
-                continue
+                                          tolerance=case.tolerance, predict=case.predict,
+                                          options=case.options, skip=case.skipped):
             marks = [pytest.mark.slow] if case.slow or name in SLOW_CHECKS else []
             if name in case.expected_failures:
                 marks.append(pytest.mark.xfail(strict=True,
@@ -173,11 +177,16 @@ __all__ = [
     "Case",
     "adjacency",
     "built_in_cases",
+    "check_audit",
     "check_convergence",
     "check_failed_release_cancels",
     "check_input_domain",
+    "check_ledger_composition",
+    "check_noise_drawn",
     "check_private_estimator",
     "check_public_observables",
+    "check_stage_sensitivity",
+    "check_touched_stages",
     "parametrize_private_checks",
     "private_checks",
     "public_outputs",

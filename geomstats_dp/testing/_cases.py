@@ -26,6 +26,7 @@ from geomstats_dp.privacy import calibrate_gaussian
 
 N_SAMPLES = 40
 SEED = 0
+SAMPLED_RECORDS = (0, 1, 2, 3)
 
 
 @dataclass
@@ -57,6 +58,10 @@ class Case:
         cheaper size).
     slow : bool
         Every check of this case is marked slow in the suite.
+    sampled : bool
+        ``check_touched_stages`` replaces only the records ``SAMPLED_RECORDS`` (one fit
+        each): enough where every record reaches the same stages (full batches); False
+        for a search's split or a federation, where every record is replaced.
     """
 
     name: str
@@ -70,15 +75,31 @@ class Case:
     expected_failures: dict = field(default_factory=dict)
     skipped: dict = field(default_factory=dict)
     slow: bool = False
+    sampled: bool = True
+
+    @property
+    def options(self):
+        """Check name -> keyword arguments given to that check."""
+        if not self.sampled:
+            return {}
+        from geomstats_dp.testing._accounting import replaced_records
+        from geomstats_dp.testing._neighbours import adjacency
+
+        neighbours = list(replaced_records(self.X, self.y, SAMPLED_RECORDS))
+        if adjacency(self.estimator) == "label_level":  # the features are public
+            neighbours = [(name, self.X, y2) for name, _, y2 in neighbours]
+        return {"check_touched_stages": {"neighbours": neighbours}}
 
 
-def _cloud(space, n_samples, radius, seed):
-    """Points at distance at most ``radius`` of a centre near the canonical point."""
+def _cloud(space, n_samples, radius, seed, offset=0.6):
+    """Points at distance at most ``radius`` of a centre at distance ``offset`` from the
+    canonical point (the public start)."""
     from geomstats_dp.distributions import TangentGaussian
 
     start = canonical_point(space)
-    center = space.metric.exp(TangentGaussian(space).sample(start, sigma=0.2 * radius,
-                                                            random_state=seed), start)
+    direction = TangentGaussian(space).sample(start, sigma=1.0, random_state=seed)
+    direction = direction * offset / space.metric.norm(direction, start)
+    center = space.metric.exp(direction, start)
     spread = TangentGaussian(space).sample(center, n_samples=n_samples,
                                            sigma=radius / (2 * math.sqrt(space.dim)),
                                            random_state=seed + 1)
@@ -223,7 +244,7 @@ def _frechet_mean_cases():
                               estimator, X, reference=frechet_mean_reference(space),
                               distance=riemannian_distance(space), tolerance=5e-2))
     space = Hypersphere(2)
-    X = _cloud(space, N_SAMPLES, 0.25, SEED)
+    X = _cloud(space, N_SAMPLES, 0.2, SEED, offset=0.2)
     center = to_numpy(canonical_point(space))
     laplace = PrivateFrechetMean(space, epsilon=1.0, method="laplace", center=center,
                                  radius=0.5, random_state=SEED)
@@ -333,7 +354,8 @@ def _federated_cases():
 
     return [Case("PriRFed(engine='local',space=euclidean)",
                  PriRFed(flat, clip_norm=1.0, engine="local", random_state=SEED), agents,
-                 reference=reference, distance=riemannian_distance(flat), tolerance=5e-2)]
+                 reference=reference, distance=riemannian_distance(flat), tolerance=5e-2,
+                 sampled=False)]
 
 
 def _search_cases():
@@ -354,8 +376,9 @@ def _search_cases():
     public = PrivateFrechetMean(flat, epsilon=1.0, clip_norm=1.0, random_state=SEED).fit(
         to_backend(np.zeros((2, 2))))
     return [
-        Case("PrivateGridSearchCV(PrivateERM)", grid, X, slow=True),
-        Case("PrivateRandomizedSearchCV(PrivateERM)", randomized, X, slow=True),
+        Case("PrivateGridSearchCV(PrivateERM)", grid, X, slow=True, sampled=False),
+        Case("PrivateRandomizedSearchCV(PrivateERM)", randomized, X, slow=True,
+             sampled=False),
         Case("private_score(PrivateFrechetMean,method='laplace')",
              PrivateScore(public, epsilon=1.0, loss_bound=1.0, random_state=SEED), X),
     ]

@@ -151,8 +151,12 @@ def worst_case_neighbours(estimator, X, y=None):
     records = np.array(to_numpy(X), dtype=float)
     if kind == "user_level":
         row = records[ROW]
+        observed = np.flatnonzero(np.isfinite(row))[:1]  # NaN: a missing rating
+        infinite = row.copy()
+        infinite[observed] = np.inf
         replacements = {"negated": -row, "far": FAR * bound * np.nan_to_num(row),
-                        "empty": np.full_like(row, np.nan), **_non_finite(row)}
+                        "empty": np.full_like(row, np.nan), "inf": infinite,
+                        "huge": np.where(np.isfinite(row), HUGE, np.nan)}
     elif kind == "add_remove":
         space = _points_space(estimator, records)
         far = (_point_records(space, records, bound)["far"] if space is not None

@@ -6,7 +6,8 @@ the end-to-end accountant (the tightest), record-level replace-one neighbours in
 where agent 0 is sampled moves the point by the whole sensitivity 2C / n_0, independently
 of the point. Agents 1 and 2 hold 500 records in balanced pairs (mean clipped gradient 0,
 noise 2C z / 500): their rounds add almost nothing. The claim (2, 1e-2) holds for the
-honest run and is refuted for a twin drawing half the calibrated local noise.
+honest run and is refuted for its twin (``testing._audit.halved_noise``: every local
+step's noise halved), at confidence 0.99.
 
 The calibration depends on public quantities only, so it is done once, by ``fit``; each
 audited run replays the same ``RunSpec`` with a fresh root seed through the in-process
@@ -22,11 +23,10 @@ from geomstats.geometry.euclidean import Euclidean
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.federated import PriRFed
-from geomstats_dp.federated import local as local_module
 from geomstats_dp.federated.estimator import run_local
 from geomstats_dp.privacy import PrivacyBudget
-from tests.conftest import BACKEND
-from tests.privacy.auditing import _HalvedTangentGaussian, audit_fit
+from geomstats_dp.testing._audit import assert_twins, audit_twins
+from tests.conftest import BACKEND, shifted
 
 pytestmark = [
     pytest.mark.slow,
@@ -70,14 +70,12 @@ def replayer():
     return replay
 
 
-def test_prirfed_audit_over_rounds_and_agents(monkeypatch):
+def test_prirfed_audit_over_rounds_and_agents():
     replay = replayer()
     for data in (DATASET, NEIGHBOUR):
         for seed in (3, 4):
             np.testing.assert_array_equal(replay(data, seed), fit(data, seed))
-    honest = audit_fit(replay, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS)
-    with monkeypatch.context() as patch:
-        patch.setattr(local_module, "TangentGaussian", _HalvedTangentGaussian)
-        broken = audit_fit(replay, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS)
-    assert not honest.refutes(EPSILON), honest
-    assert broken.refutes(EPSILON), broken
+    honest, broken = audit_twins(replay, DATASET, NEIGHBOUR, delta=DELTA, n_runs=N_RUNS,
+                                 statistic=lambda releases: releases[:, 0],
+                                 random_state=shifted(0))
+    assert_twins(honest, broken, EPSILON, "PriRFed")

@@ -20,6 +20,7 @@ from geomstats_dp.learning import PrivateERM
 from geomstats_dp.optim import PerSampleLoss, canonical_point
 from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.privacy import PrivacyBudget
+from geomstats_dp.testing._audit import audit_release
 from tests.conftest import BACKEND
 from tests.learning.public_outputs import public_outputs
 
@@ -102,8 +103,6 @@ def test_audit_of_non_tangent_gradients_does_not_refute_the_claim():
     """One unit step on H^2 from e0; D has a record pulling at -C e1, D' the light-like
     attacker (its tangent part is +1000 e1: clipped to +C e1). The statistic is the
     release's e1 coordinate; before the projection it was refuted at epsilon >= 5."""
-    from tests.privacy.auditing import audit_fit
-
     space, _, attack = _hyperboloid_attack()
     epsilon, delta = 1.0, 1e-5
     dataset = np.array([[0.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
@@ -118,7 +117,8 @@ def test_audit_of_non_tangent_gradients_does_not_refute_the_claim():
             warnings.simplefilter("ignore")
             return to_numpy(estimator.fit(data).estimate_)[1:2]
 
-    result = audit_fit(fit, dataset, neighbour, delta, n_runs=1000)
+    result = audit_release(fit, dataset, neighbour, delta=delta, n_runs=1000,
+                           confidence=0.95, calibration_fraction=0.3)
     assert not result.refutes(epsilon), result
 
 

@@ -22,8 +22,8 @@ from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.model_selection import PrivateGridSearchCV
 from geomstats_dp.model_selection import _search as search_module
 from geomstats_dp.privacy import PrivacyBudget, compose
+from geomstats_dp.testing._audit import audit_release
 from tests.conftest import BACKEND, shifted
-from tests.privacy.auditing import audit_fit
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,6 +33,8 @@ pytestmark = [
 EPSILON, DELTA, N_RUNS, K = 3.5, 1e-3, 1000, 4
 DATASET = [[0.0]] * 12
 NEIGHBOUR = [[0.0]] * 11 + [[10.0]]
+AUDIT = {"delta": DELTA, "n_runs": N_RUNS, "confidence": 0.95,
+         "calibration_fraction": 0.3}
 
 
 def _search(seed):
@@ -54,12 +56,12 @@ def test_search_audit(monkeypatch):
     reference = _search(0).fit(np.asarray(DATASET))
     run_epsilon, selection = reference.run_epsilon_, reference.events_[0]
     monkeypatch.setattr(search_module, "largest_epsilon", lambda *args: run_epsilon)
-    honest = audit_fit(_fit, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS, seed=shifted(0))
+    honest = audit_release(_fit, DATASET, NEIGHBOUR, random_state=shifted(0), **AUDIT)
     # one run: a fit and a score on disjoint parts, the larger of the two
     one_run = max(compose(events, DELTA).epsilon
                   for events in (selection.candidates[0], selection.score))
     monkeypatch.setattr(search_module, "sample_runs", lambda *args: K)
-    broken = audit_fit(_fit, DATASET, NEIGHBOUR, DELTA, n_runs=N_RUNS, seed=shifted(0))
+    broken = audit_release(_fit, DATASET, NEIGHBOUR, random_state=shifted(0), **AUDIT)
     assert compose([selection], DELTA).epsilon <= EPSILON * (1 + 1e-9)
     assert not honest.refutes(EPSILON), honest
     assert broken.refutes(one_run), (broken, one_run)
