@@ -46,6 +46,7 @@ from geomstats_dp.testing._audit import (
     check_audit,
     estimator_fit,
     halved_noise,
+    pilot_direction,
     projection_statistic,
 )
 from tests.conftest import BACKEND, shifted
@@ -223,6 +224,16 @@ def test_check_audit_reports_an_audit_without_power():
         check_audit(estimator, X, X2, n_runs=20,
                     statistic=lambda releases: np.zeros(len(releases)),
                     random_state=shifted(0))
+
+
+def test_pilot_direction_points_from_the_neighbour_to_the_dataset():
+    """The tangent release is 0.5 + noise on (0, 10) and -0.5 + noise on (0, -10), noise
+    std z 2C / n = 0.73: 40 pilot runs a dataset put the difference of the means at
+    1 +- 0.16."""
+    estimator, X, X2, *_ = CASES["tangent"]
+    (direction,) = pilot_direction(estimator_fit(estimator), (X, None), (X2, None),
+                                   n_runs=40, random_state=shifted(0))
+    assert 0.0 < direction < 2.0, direction
 
 
 @pytest.mark.slow
