@@ -80,7 +80,7 @@ PAIRS = np.tile([[0.9], [-0.9]], (100, 1))  # two_stage: inside the clip radius
 def pca_angle(fitted):
     """PrivatePCA on R^2, one component: its angle from the public start."""
     start = start_basis(2, 1)
-    w = np.asarray(fitted.estimate_).reshape(-1)
+    w = np.asarray(to_numpy(fitted.estimate_)).reshape(-1)
     return np.array([math.atan2(w[1], w[0]) - math.atan2(start[1], start[0])])
 
 
@@ -166,7 +166,7 @@ def run_case(name, random_state=0):
     estimator, X, X2, y, y2, options = CASES[name]
     options = dict(options)
     release = options.pop("release", None)
-    delta = options.pop("delta", DELTA)
+    delta = options.pop("delta", estimator.get_params()["delta"])
     start = time.perf_counter()
     honest, broken = audit_twins(estimator_fit(estimator, release), (X, y), (X2, y2),
                                  delta=delta, random_state=random_state, **options)
