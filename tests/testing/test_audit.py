@@ -46,6 +46,7 @@ from geomstats_dp.testing._audit import (
     check_audit,
     estimator_fit,
     halved_noise,
+    pilot_direction,
     projection_statistic,
 )
 from tests.conftest import BACKEND, shifted
@@ -79,7 +80,7 @@ PAIRS = np.tile([[0.9], [-0.9]], (100, 1))  # two_stage: inside the clip radius
 def pca_angle(fitted):
     """PrivatePCA on R^2, one component: its angle from the public start."""
     start = start_basis(2, 1)
-    w = np.asarray(fitted.estimate_).reshape(-1)
+    w = np.asarray(to_numpy(fitted.estimate_)).reshape(-1)
     return np.array([math.atan2(w[1], w[0]) - math.atan2(start[1], start[0])])
 
 
@@ -165,7 +166,7 @@ def run_case(name, random_state=0):
     estimator, X, X2, y, y2, options = CASES[name]
     options = dict(options)
     release = options.pop("release", None)
-    delta = options.pop("delta", DELTA)
+    delta = options.pop("delta", estimator.get_params()["delta"])
     start = time.perf_counter()
     honest, broken = audit_twins(estimator_fit(estimator, release), (X, y), (X2, y2),
                                  delta=delta, random_state=random_state, **options)
@@ -223,6 +224,16 @@ def test_check_audit_reports_an_audit_without_power():
         check_audit(estimator, X, X2, n_runs=20,
                     statistic=lambda releases: np.zeros(len(releases)),
                     random_state=shifted(0))
+
+
+def test_pilot_direction_points_from_the_neighbour_to_the_dataset():
+    """The tangent release is 0.5 + noise on (0, 10) and -0.5 + noise on (0, -10), noise
+    std z 2C / n = 0.73: 40 pilot runs a dataset put the difference of the means at
+    1 +- 0.16."""
+    estimator, X, X2, *_ = CASES["tangent"]
+    (direction,) = pilot_direction(estimator_fit(estimator), (X, None), (X2, None),
+                                   n_runs=40, random_state=shifted(0))
+    assert 0.0 < direction < 2.0, direction
 
 
 @pytest.mark.slow
