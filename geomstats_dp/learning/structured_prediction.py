@@ -34,6 +34,7 @@ from geomstats_dp.optim import (
     clip_tangent_vectors,
     minimize,
 )
+from geomstats_dp.optim.initial_point import check_init_point
 from geomstats_dp.privacy import resolve_budget
 
 ROW_REGULARIZATION = 1e-3  # gamma of the per-row releases, floor of the label release's
@@ -336,10 +337,10 @@ class PrivateStructuredPrediction(PrivateEstimator):
             check_positive_finite(self.regularization, "regularization")
         if self.clip_norm is not None:
             check_positive_finite(self.clip_norm, "clip_norm")
+        if self.init_point is not None:  # on the space, as every estimator checks it
+            check_init_point(self.space, self.init_point)
         if self.method in self._ROW_METHODS:
-            row = self._row_estimator(1.0)
-            row._check_params()
-            row._start_point()  # init_point on the space, as every estimator checks it
+            self._row_estimator(1.0)._check_params()
         features = _check_features(X, "X")
         check_sample_count(len(features), "X")
         targets = check_shape(self.space, Y, min_samples=1, name="Y")
