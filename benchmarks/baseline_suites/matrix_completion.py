@@ -113,12 +113,13 @@ def non_private_als(train, rating_range):
     """Completed rows by noise-free, unclipped ALS with the release's model."""
     ratings = train - sum(rating_range) / 2
     rng = np.random.default_rng(0)
-    factors = noisy_spectral_start(ratings, NON_PRIVATE_RANK, np.inf, 0.0, rng)
+    unobserved = {"label": "non-private ALS", "sensitivity": np.inf}  # no noise: no stage
+    factors = noisy_spectral_start(ratings, NON_PRIVATE_RANK, np.inf, 0.0, rng, **unobserved)
     offsets = np.zeros(train.shape[1])
     for _ in range(NON_PRIVATE_ITER):
         statistics = clipped_user_statistics(offsets, factors, ratings, NON_PRIVATE_RIDGE,
                                              np.inf, 1.0)
-        grams, moments = noisy_item_statistics(*statistics, 0.0, rng)
+        grams, moments = noisy_item_statistics(*statistics, 0.0, rng, **unobserved)
         ridge = NON_PRIVATE_RIDGE * np.eye(grams.shape[-1])
         coefficients = np.linalg.solve(grams + ridge, moments[..., None])[..., 0]
         offsets, factors = coefficients[:, 0], scaled_basis(coefficients[:, 1:])

@@ -13,7 +13,3 @@ def clipped_losses(losses, loss_bound):
                            posinf=loss_bound, neginf=0.0)
     return np.clip(losses, 0.0, loss_bound)
 
-
-def clipped_mean(losses, loss_bound):
-    """Mean of ``losses`` clipped to [0, loss_bound] (a non-finite loss counts as the bound)."""
-    return float(clipped_losses(losses, loss_bound).mean())

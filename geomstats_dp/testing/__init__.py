@@ -16,7 +16,7 @@ from geomstats_dp.testing._accounting import (
     check_ledger_composition,
     check_touched_stages,
 )
-from geomstats_dp.testing._audit import check_audit
+from geomstats_dp.testing._audit import check_audit, halved_noise
 from geomstats_dp.testing._cases import Case, built_in_cases
 from geomstats_dp.testing._convergence import check_convergence
 from geomstats_dp.testing._domain import check_input_domain
@@ -187,6 +187,7 @@ __all__ = [
     "check_public_observables",
     "check_stage_sensitivity",
     "check_touched_stages",
+    "halved_noise",
     "parametrize_private_checks",
     "private_checks",
     "public_outputs",

@@ -16,8 +16,8 @@ from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.model_selection.scores import GaussianScore, LaplaceScore
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget
-from tests.model_selection.score_grid import grid, laplace_sensitivity
 from tests.conftest import shifted
+from tests.model_selection.score_grid import grid, laplace_sensitivity
 
 SPACE = Euclidean(2)
 CENTRE = np.array([3.0, 3.0])

@@ -22,8 +22,8 @@ from geomstats_dp.privacy import (
     SelectionEvent,
     compose,
 )
-from tests.model_selection.score_grid import laplace_sensitivity
 from tests.conftest import shifted
+from tests.model_selection.score_grid import laplace_sensitivity
 from tests.optim.data import cloud
 
 SPACE = Hypersphere(2)

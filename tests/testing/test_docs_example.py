@@ -9,8 +9,6 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "dev" / "testing.md"
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="finding 8 of issue 29: string-dtype data accepted "
-                   "(fixed on branch h-inputs)")
 def test_the_own_estimator_example_passes_every_check():
     blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.DOTALL)
     assert len(blocks) == 1
