@@ -24,8 +24,10 @@ from geomstats_dp.privacy.stages import Stage, observe_stages
 from geomstats_dp.testing._accounting import (
     check_ledger_composition,
     check_touched_stages,
-    independent_epsilon,
     replaced_records,
+)
+from geomstats_dp.testing._composition import (
+    independent_epsilon,
     selection_epsilon,
     stages_rdp,
 )
