@@ -16,21 +16,30 @@ calls. On SPD(2) the factor is G = F h(M), h = exp(. / 2) or (.)^(t/2) of the sy
 in closed form (``symmetric_2x2``), and G^-1 = (1/h)(M) F^-1: no ``eigh``. Other metrics
 use geomstats' ``exp`` and ``log``. Every point ``exp`` forms is kept on the space
 (``optim.onto_space``): a point rounding left it (an SPD point made indefinite by a huge
-noisy step) is projected back; any other is returned unchanged.
+noisy step, a hyperboloid point too far from the canonical point for float64) is
+projected back; any other is returned unchanged. On the hyperboloid, ``exp`` is
+geomstats' formula cosh|V| P + sinh|V| / |V| V, normalised as geomstats does only where
+the point stays in the ball ``onto_space`` keeps (geomstats' normalisation fails further
+out), with |V| capped at ``HYPERBOLOID_MAX_STEP`` (cosh overflows beyond; a step of
+that length leaves the ball anyway).
 """
 
 import math
 
+import geomstats.algebra_utils as utils
 import geomstats.backend as gs
+from geomstats.geometry.hyperboloid import HyperboloidMetric
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import to_backend
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import square_root_factor
 from geomstats_dp.optim.onto_space import (
+    HYPERBOLOID_RADIUS,
     SPD_CONDITION_LIMIT,
     floor_spectrum,
     floor_spectrum_2x2,
+    minkowski_squared_norm,
     onto_space,
 )
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
@@ -60,8 +69,9 @@ class Geodesics:
         return onto_space(self.space, self.metric.exp(tangent_vec, base_point))
 
     def interpolate(self, start, end, t):
-        """Exp_start(t Log_start(end)): the geodesic from start to end at time t."""
-        return self.metric.exp(t * self.metric.log(end, start), start)
+        """Exp_start(t Log_start(end)): the geodesic from start to end at time t, kept on
+        the space as ``exp`` keeps its points."""
+        return self.exp(t * self.metric.log(end, start), start)
 
 
 class SPDAffineGeodesics(Geodesics):
@@ -138,6 +148,32 @@ class SPDAffineGeodesics(Geodesics):
             end, start, lambda eigvals: eigvals ** (t / 2), "interpolate")
 
 
+HYPERBOLOID_MAX_STEP = 300.0  # |V| kept by the hyperboloid's exp: e^(2 (300 + R)) is finite
+
+
+class HyperboloidGeodesics(Geodesics):
+    """geomstats' hyperbolic maps, with an ``exp`` that keeps its points in float64 (see
+    the module docstring)."""
+
+    def exp(self, tangent_vec, base_point):
+        """cosh|V| P + sinh|V| / |V| V, kept on the space (``onto_space``)."""
+        if base_point.ndim > 1 or tangent_vec.ndim > 1:
+            return super().exp(tangent_vec, base_point)
+        sq_norm = gs.clip(self.space.embedding_space.metric.squared_norm(tangent_vec), 0,
+                          math.inf)
+        if float(sq_norm) > HYPERBOLOID_MAX_STEP**2:
+            tangent_vec = tangent_vec * (HYPERBOLOID_MAX_STEP / gs.sqrt(sq_norm))
+            sq_norm = gs.clip(self.space.embedding_space.metric.squared_norm(tangent_vec),
+                              0, math.inf)
+        point = (utils.taylor_exp_even_func(sq_norm, utils.cosh_close_0, order=5) * base_point
+                 + utils.taylor_exp_even_func(sq_norm, utils.sinch_close_0, order=5)
+                 * tangent_vec)
+        if float(point[0]) <= math.cosh(HYPERBOLOID_RADIUS) and \
+                minkowski_squared_norm(point) < 0:
+            point = self.space.regularize(point)
+        return onto_space(self.space, point)
+
+
 def product_2x2(left, right):
     """The product of two 2x2 matrices given as nested sequences of floats (tuples out)."""
     (a, b), (c, d) = left
@@ -195,4 +231,6 @@ def geodesics_for(space):
     metric, _ = unwrap_metric(space.metric)
     if type(metric) is SPDAffineMetric:
         return SPDAffineGeodesics(space.metric, space)
+    if type(metric) is HyperboloidMetric:
+        return HyperboloidGeodesics(space.metric, space)
     return Geodesics(space.metric, space)

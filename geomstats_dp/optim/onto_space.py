@@ -10,7 +10,15 @@ that is not is projected back:
 
 - SPD: eigenvalues below lambda_max / ``SPD_CONDITION_LIMIT`` are raised to it (the
   symmetric part, eigenvalues floored: the nearest such matrix in the Frobenius norm);
-- the sphere: x / |x| when | |x| - 1 | exceeds ``SPHERE_TOLERANCE``.
+- the sphere: x / |x| when | |x| - 1 | exceeds ``SPHERE_TOLERANCE``;
+- the hyperboloid: a point farther than ``HYPERBOLOID_RADIUS`` from the canonical point
+  o = (1, 0, ..., 0) (x_0 > cosh R) is moved along the geodesic from o onto the sphere of
+  radius R, (cosh R, sinh R x_tail / |x_tail|): beyond it float64 no longer holds the
+  constraint -x_0^2 + |x_tail|^2 = -1, nor the tangent norms there, and geomstats' exp
+  divides by a Minkowski norm rounded to 0 (the geodesic ball is convex: the projection
+  brings the point no further from any point of the ball). A nearer point off the
+  constraint by more than ``HYPERBOLOID_TOLERANCE`` x_0^2 is lifted,
+  x_0 = sqrt(1 + |x_tail|^2).
 
 A function of the point and of public constants only: post-processing of the noisy steps
 that formed it (the guarantee covers every iterate).
@@ -19,6 +27,7 @@ that formed it (the guarantee covers every iterate).
 import math
 
 import geomstats.backend as gs
+from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
 
@@ -26,6 +35,8 @@ from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 
 SPD_CONDITION_LIMIT = 1e12  # largest eigenvalue ratio kept (a Cholesky factor exists)
 SPHERE_TOLERANCE = 1e-10  # | |x| - 1 | beyond which a sphere point is renormalised
+HYPERBOLOID_RADIUS = 15.0  # distance to the canonical point the hyperboloid's points keep
+HYPERBOLOID_TOLERANCE = 1e-14  # |<x, x> + 1| / x_0^2 (rounding: a few 1e-16) beyond which it is lifted
 
 
 def floor_spectrum(point):
@@ -85,7 +96,7 @@ def floor_spectrum_2x2(point):
 
 def onto_space(space, point):
     """``point`` [*space.shape], or its projection when rounding left ``space`` (SPD,
-    sphere; other spaces unchanged)."""
+    sphere, hyperboloid; other spaces unchanged)."""
     if isinstance(space, SPDMatrices) and point.ndim == 2:
         floored, _ = floor_spectrum(point)
         return point if floored is None else floored[0]
@@ -93,4 +104,32 @@ def onto_space(space, point):
         norm = float(gs.linalg.norm(point))
         if math.isfinite(norm) and norm > 0 and abs(norm - 1) > SPHERE_TOLERANCE:
             return point / norm
+    if isinstance(space, Hyperboloid) and point.ndim == 1:
+        return onto_hyperboloid(point)
+    return point
+
+
+def minkowski_squared_norm(point):
+    """-x_0^2 + |x_tail|^2 of ``point`` [dim + 1], a float."""
+    return float(gs.sum(point[1:] ** 2) - point[0] ** 2)
+
+
+def onto_hyperboloid(point):
+    """``point`` [dim + 1] in extrinsic coordinates, projected onto the geodesic ball of
+    radius ``HYPERBOLOID_RADIUS`` at the canonical point or lifted onto the hyperboloid
+    where it left them (see the module docstring); unchanged otherwise (and when not
+    finite)."""
+    first = float(point[0])
+    tail = point[1:]
+    if first > math.cosh(HYPERBOLOID_RADIUS):
+        tail_norm = float(gs.linalg.norm(tail))
+        if not (math.isfinite(first) and math.isfinite(tail_norm)) or tail_norm == 0:
+            return point
+        return gs.concatenate([
+            gs.array([math.cosh(HYPERBOLOID_RADIUS)], dtype=point.dtype),
+            tail * (math.sinh(HYPERBOLOID_RADIUS) / tail_norm),
+        ])
+    drift = abs(minkowski_squared_norm(point) + 1)
+    if math.isfinite(drift) and drift > HYPERBOLOID_TOLERANCE * max(first**2, 1.0):
+        return gs.concatenate([gs.sqrt(1 + gs.sum(tail**2))[None], tail])
     return point

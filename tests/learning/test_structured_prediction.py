@@ -18,6 +18,7 @@ from geomstats_dp.learning.structured_prediction import (
     nonprivate_prediction,
 )
 from geomstats_dp.optim import PairedSamples
+from geomstats_dp.optim.onto_space import HYPERBOLOID_RADIUS
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget, gdp_epsilon
 from tests.conftest import shifted
 from tests.optim.spies import TangentGaussianSpy
@@ -191,3 +192,21 @@ def test_huber_loss_caps_each_pull_at_the_radius():
     assert np.allclose(to_numpy(near.values(base, data)), [2.0, -0.5] * dist**2 / 2)
     assert np.allclose(to_numpy(near.gradients(base, data)),
                        -np.array([2.0, -0.5])[:, None] * logs)
+
+
+@pytest.mark.parametrize("method", ["rsgd", "rsvrg"])
+def test_a_noisy_release_stays_on_the_hyperboloid(method):
+    """epsilon 1, D = 3: steps of norm ~10 carry the iterates where float64 loses the
+    hyperboloid (geomstats' exp then divided by a Minkowski norm rounded to 0, or
+    returned NaN, for every seed); each prediction is a finite point of the space, no
+    farther from the origin than the ball the loop keeps its points in."""
+    X, Y = _data(n_samples=40)
+    for seed in range(3):
+        estimator = _estimator(method=method, epsilon=1.0, bandwidth=0.3,
+                               regularization=None, random_state=shifted(seed),
+                               budget=PrivacyBudget(100.0, 1e-3))
+        predictions = to_numpy(estimator.fit(X, Y).predict(X[:3]))
+        assert np.all(np.isfinite(predictions))
+        square_norms = (predictions[:, 1:] ** 2).sum(1) - predictions[:, 0] ** 2
+        assert np.all(np.abs(square_norms + 1) <= np.maximum(1.0, 1e-15 * predictions[:, 0]**2))
+        assert np.all(predictions[:, 0] <= np.cosh(HYPERBOLOID_RADIUS) * (1 + 1e-12))

@@ -1,14 +1,17 @@
 """Points a step forms are kept on the space: an SPD point rounding made indefinite is
-floored back, anything numerically on the space is returned unchanged."""
+floored back, a hyperboloid point beyond float64's reach is brought back to the ball it
+keeps, anything numerically on the space is returned unchanged."""
 
 import numpy as np
 import pytest
+from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.optim.geodesics import geodesics_for
 from geomstats_dp.optim.onto_space import (
+    HYPERBOLOID_RADIUS,
     SPD_CONDITION_LIMIT,
     floor_spectrum,
     floor_spectrum_2x2,
@@ -84,3 +87,55 @@ def test_a_huge_step_of_the_closed_form_exp_stays_factorisable(n):
     np.testing.assert_allclose(factor @ factor.T, to_numpy(point), rtol=1e-9,
                                atol=1e-9 * np.abs(to_numpy(point)).max())
     np.testing.assert_allclose(inverse @ factor, np.eye(n), atol=1e-6)
+
+
+def _hyperboloid_point(distance, angle):
+    """The point at ``distance`` from (1, 0, 0) in direction (cos, sin) of angle."""
+    return np.array([np.cosh(distance), np.sinh(distance) * np.cos(angle),
+                     np.sinh(distance) * np.sin(angle)])
+
+
+def test_hyperboloid_points_are_lifted_or_pulled_in_only_when_off():
+    space = Hyperboloid(2)
+    on = to_backend(_hyperboloid_point(3.0, 0.4))
+    assert onto_space(space, on) is on
+    tail = np.array([2.0, -1.0])
+    lifted = to_numpy(onto_space(space, to_backend(np.array([7.0, *tail]))))
+    np.testing.assert_allclose(lifted, [np.sqrt(6.0), *tail], rtol=1e-15)
+    far = to_numpy(onto_space(space, to_backend(_hyperboloid_point(40.0, 2.0))))
+    np.testing.assert_allclose(far, _hyperboloid_point(HYPERBOLOID_RADIUS, 2.0), rtol=1e-12)
+
+
+def _assert_timelike(point):
+    """A finite point of the upper sheet whose Minkowski square norm is -1 up to float64
+    rounding of x_0^2 (not the +1 of a point rounding sent off the hyperboloid)."""
+    assert np.all(np.isfinite(point)) and point[0] >= 1
+    square_norm = point[1:] @ point[1:] - point[0] ** 2
+    assert abs(square_norm + 1) <= max(1.0, 1e-15 * point[0] ** 2)
+
+
+@pytest.mark.parametrize("length", [1.0, 50.0, 1e4])
+def test_a_huge_hyperboloid_step_stays_on_the_hyperboloid(length):
+    """Exp_P(V) from a point at distance 10 from the origin with |V| = ``length``:
+    geomstats' exp rounds the Minkowski norm of the far point to 0 (and raises) or
+    overflows; the loop's exp keeps a point on the hyperboloid, within the ball, in the
+    direction of the geodesic's end; an ordinary step gives geomstats' very values."""
+    space = Hyperboloid(2)
+    base = to_backend(_hyperboloid_point(10.0, 0.3))
+    direction = to_numpy(space.to_tangent(to_backend(np.array([0.0, 0.6, -0.8])), base))
+    vector = to_backend(direction * length / float(space.metric.norm(to_backend(direction),
+                                                                      base)))
+    point = to_numpy(geodesics_for(space).exp(vector, base))
+    _assert_timelike(point)  # geomstats' dist and log at it are defined
+    assert np.isfinite(to_numpy(space.metric.log(to_backend(point), base))).all()
+    assert point[0] <= np.cosh(HYPERBOLOID_RADIUS) * (1 + 1e-12)
+    if length == 1.0:
+        assert np.array_equal(point, to_numpy(space.metric.exp(vector, base)))
+        return
+    # the direction of the exact end's tail: cosh(t) P + sinh(t) / t V, scaled by e^-t
+    exact_tail = (to_numpy(base)[1:] + to_numpy(vector)[1:] / length) / 2
+    np.testing.assert_allclose(point[1:] / np.linalg.norm(point[1:]),
+                               exact_tail / np.linalg.norm(exact_tail), atol=1e-6)
+    # the geodesics the loop's running averages follow stay on the space too
+    middle = to_numpy(geodesics_for(space).interpolate(to_backend(point), base, 0.5))
+    _assert_timelike(middle)
