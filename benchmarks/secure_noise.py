@@ -15,13 +15,13 @@ keeping its fastest round, so that load from other processes hits both alike):
 """
 
 import os
-import time
 
 import numpy as np
 from geomstats.geometry.spd_matrices import SPDMatrices
 from threadpoolctl import threadpool_limits
 
 from benchmarks.accounting import write_csv
+from benchmarks.sampler_overhead import _seconds_per_call
 from geomstats_dp._backend import SecureGenerator
 from geomstats_dp.datasets import load_emg_covariances
 from geomstats_dp.learning import PrivateFrechetMean
@@ -34,15 +34,6 @@ from geomstats_dp.privacy import PrivacyBudget
 
 ROUNDS = 5
 SENSITIVITY = 10.0 / 50  # a score's B / n
-
-
-def _seconds_per_call(call, budget_s):
-    call()
-    n_calls, start = 0, time.perf_counter()
-    while n_calls < 3 or time.perf_counter() - start < budget_s:
-        call()
-        n_calls += 1
-    return (time.perf_counter() - start) / n_calls
 
 
 def _score_call(mechanism, rng):
