@@ -7,7 +7,7 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
 )
 from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
-from geomstats_dp.learning.mechanisms.base import ReleaseMechanism, run_release
+from geomstats_dp.learning.mechanisms.base import Mechanism, ReleaseMechanism, run_release
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
 from geomstats_dp.learning.mechanisms.pca_gradient import PCAGradientRelease
@@ -15,5 +15,5 @@ from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRel
 from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
 
 __all__ = ["AlternatingLeastSquaresRelease", "AnalyzeGaussRelease", "GradientRelease",
-           "LaplaceRelease", "PCAGradientRelease", "ReleaseMechanism", "TangentLabelRelease", "TangentRelease",
+           "LaplaceRelease", "Mechanism", "PCAGradientRelease", "ReleaseMechanism", "TangentLabelRelease", "TangentRelease",
            "TwoStageRelease", "run_release"]

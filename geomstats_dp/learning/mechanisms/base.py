@@ -14,7 +14,46 @@ same room) -> release -> the reservation spent.
 Every mechanism states its adjacency, sensitivity and accountant in its docstring.
 """
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 from geomstats_dp._backend import get_rng, quiet_numerics
+
+ADJACENCIES = ("replace_one", "add_remove", "user_level", "label_level")
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """Base of the mechanisms: a frozen spec of public quantities, its events, its release.
+
+    A subclass is a frozen dataclass whose fields are public quantities only (the space or
+    its public description, n, the bounds, epsilon shares, noise multipliers, the
+    schedule), built by an estimator after validating its parameters. It never holds or
+    reads an estimator, so it can be built, run (``run_release``) and checked
+    (``geomstats_dp.testing``) alone. Its docstring states adjacency, sensitivity and
+    accountant.
+
+    Attributes
+    ----------
+    adjacency : str
+        The neighbouring relation its guarantee is stated for, one of ``ADJACENCIES``.
+    reads_dask : bool
+        Whether ``release`` reads a Dask array chunk by chunk (``geomstats_dp._dask``);
+        the estimators refuse a Dask array for the others, before the budget.
+    """
+
+    adjacency: ClassVar[str] = "replace_one"
+    reads_dask: ClassVar[bool] = False
+
+    def events(self):
+        """The calibrated privacy events this release charges (public quantities only)."""
+        raise NotImplementedError
+
+    def release(self, data, weights, rng):
+        """Read the data and release; returns the fitted attributes (a dict), with
+        refined events under ``"events_"`` where the release fills in data-independent
+        details of the same cost."""
+        raise NotImplementedError
 
 
 class ReleaseMechanism:
@@ -57,7 +96,8 @@ def run_release(mechanism, budget, data, weights, random_state=None, secure=Fals
 
     Parameters
     ----------
-    mechanism : ReleaseMechanism
+    mechanism : Mechanism
+        Anything with ``events()`` and ``release(data, weights, rng)``.
     budget : PrivacyBudget
     data : array-like
         Shape-checked records (values are checked by the mechanism).
