@@ -20,8 +20,9 @@ Metrics it serves (geomstats 2.8), and how geomstats transports:
   rotated onto the given representative.
 
 On SO(n) and SE(n) the geodesic's initial velocity (the log) comes from a real Schur
-decomposition (``FAST_LOGS``) instead of geomstats' scipy ``logm``, 5 ms a matrix; the
-transport itself is geomstats'.
+decomposition (``FAST_LOGS``) instead of geomstats' scipy ``logm``, which dominated the
+transport's cost; the transport itself is geomstats' (timings: docs/benchmarks/sampling.md,
+"Parallel transport where no closed form is registered").
 
 Not served (they stay on Gram-Schmidt): the general left-invariant metrics (an ODE in the
 Lie algebra, RK4 with 10 steps by default: an orthonormal basis of SO(3) with metric
@@ -110,9 +111,9 @@ def _rotation_logs(rotations):
     decomposition, and a mask [k] of those with one (an eigenvalue -1 means a rotation by
     pi: no unique logarithm, the entry is zero and False).
 
-    scipy's ``logm``, which geomstats' SO(n) log calls, is about 5 ms a 3 x 3 matrix; this
-    is a few tens of microseconds. Correctness is checked anyway: ``exp(log(w))`` must
-    give back w (``REACH_RTOL``).
+    One Schur decomposition a matrix replaces scipy's ``logm``, which geomstats' SO(n) log
+    calls (timings: docs/benchmarks/sampling.md). Correctness is checked anyway:
+    ``exp(log(w))`` must give back w (``REACH_RTOL``).
     """
     logs = np.zeros(rotations.shape)
     valid = np.ones(rotations.shape[0], dtype=bool)

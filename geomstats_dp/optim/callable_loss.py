@@ -320,9 +320,9 @@ class CallableLoss(AutodiffLoss):
         rule depends on the backend and public shapes only, never on the batch size (a
         private quantity under Poisson sampling). The Jacobian at one point pays when
         the loss does work on the point alone that replicated points repeat for every
-        record (an inverse, a determinant: 1.7-3.5x faster on SPD(2) to
-        SPD(4) with the Gaussian likelihood, 10,992 records); on vectors (S^2 to S^15, a
-        logistic loss, no such work) its d reverse passes cost 2-13x more. The complex
+        record (an inverse, a determinant); on vectors (a logistic loss, no such work)
+        its d reverse passes cost more than they save (timings:
+        docs/benchmarks/optimizers.md, "Plain-function losses"). The complex
         step makes the same d columns plain numpy calls, without autograd's tracing, and
         plain complex tensor calls on pytorch, without forward mode's dual tensors.
         """

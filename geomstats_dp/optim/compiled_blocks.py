@@ -25,8 +25,9 @@ sampler raises its own error, as it does in the loop.
 (numpy backend, numba importable, ``ENABLED``, ``MIN_STEPS_TO_LOAD``, no stage observer:
 the kernel adds its noise without ``privacy.stages``, so a run observed by the
 conformance checks takes the loop, whose releases are the same); otherwise
-``minimize`` runs its Python loop. The first use compiles the kernel (about 4 s), which
-numba caches on disk for later processes. Its cache is keyed on this file alone: after
+``minimize`` runs its Python loop. The first use compiles the kernel, which numba caches
+on disk for later processes (timings: docs/benchmarks/optimizers.md, "Speed of the routes
+a user takes"). Its cache is keyed on this file alone: after
 editing a helper it compiles (``geodesics``, ``onto_space``, ``symmetric_2x2``,
 ``distributions.spd``), touch this file so that the kernel is compiled again (the tests
 compare the two routes).
@@ -64,10 +65,10 @@ ENABLED = os.environ.get("GEOMSTATS_DP_COMPILED", "1") != "0"
 
 MIN_STEPS_TO_LOAD = 8000
 """A run loads the kernel (importing numba and reading the compiled kernel from its
-on-disk cache: about 0.3 s of CPU, about 4 s to compile it on a first use) only if it
-has at least this many steps; once loaded, every run that qualifies takes the route. A
-step costs 40-50 us less compiled (batches of 7 to 105 records), so shorter runs would
-not pay the load back (``benchmarks/speed_routes.py``)."""
+on-disk cache, or compiling it on a first use) only if it has at least this many steps;
+once loaded, every run that qualifies takes the route. A compiled step saves the loop's
+fixed cost of Python calls, so shorter runs would not pay the load back (timings:
+docs/benchmarks/optimizers.md, "Speed of the routes a user takes")."""
 
 
 def numba_importable():

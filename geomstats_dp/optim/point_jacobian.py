@@ -11,14 +11,13 @@ only the reverse mode (autograd has no forward mode for ``inv`` and other linear
 
 ``copies_jacobian`` (pytorch) takes the d directions at once from d copies of the point,
 for a loss that broadcasts the copies against the records (values [d, k]): copy j carries
-the tangent e_j, so that J^T is one forward pass in forward mode. On 1,000 SPD(2) records
-with the Gaussian likelihood it takes 0.11 ms against 0.45 ms for the d columns by reverse
-over reverse mode (0.19 against 0.55 ms on 10,992): the passes' overhead, not their
-arithmetic, is what it saves. On autograd the same trick, one more reverse pass with the
-cotangents e_j, took 0.37 against 0.46 ms on 1,000 records but 1.7x longer fits on 10,992
-(its arrays are d times larger), and is not used: there ``CallableLoss`` takes the
-columns by the complex step where the loss's code allows it (``optim.complex_step``,
-checked against ``point_jacobian``), and by ``point_jacobian`` where it does not. On
+the tangent e_j, so that J^T is one forward pass in forward mode: it saves the d passes'
+overhead, not their arithmetic. On autograd the same trick, one more reverse pass with the
+cotangents e_j, pays on small batches only (its arrays are d times larger), and is not used
+(timings of both: docs/benchmarks/optimizers.md, "Plain-function losses"): there
+``CallableLoss`` takes the columns by the complex step where the loss's code allows it
+(``optim.complex_step``, checked against ``point_jacobian``), and by ``point_jacobian``
+where it does not. On
 pytorch too, the complex step on the copies (d <= 4) comes first, checked against
 ``copies_jacobian``, which remains the route of larger points and of non-analytic code.
 """

@@ -27,8 +27,8 @@ def split_streams(rng):
 
     The child generators use numpy's SFC64 bit generator (a counter-based chaotic
     generator that passes the same statistical test batteries as the default PCG64),
-    whose normals cost about 15% less: 6.2 against 7.3 us for the 783 normals of a
-    step on S^783.
+    whose normals are cheaper to draw (timings: docs/benchmarks/optimizers.md, "Speed of
+    the routes a user takes").
 
     Parameters
     ----------

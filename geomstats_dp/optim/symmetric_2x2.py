@@ -13,8 +13,9 @@ within a few eps (|f(W)| + max |f'| |W|), the rounding an ``eigh`` itself moves 
 near-repeated eigenvalues and a condition number of 1e8 included (the tests).
 
 The operations are arithmetic operators, so the same code runs on the arrays of every
-backend (any batch shape) and on Python floats; ``numpy.linalg.eigh`` costs about 0.25 us per 2x2 matrix
-in LAPACK plus 3-4 us per call, the closed form a few vectorised operations.
+backend (any batch shape) and on Python floats: a few vectorised operations where
+``numpy.linalg.eigh`` makes one LAPACK call per matrix plus a fixed cost per call (timings:
+docs/benchmarks/optimizers.md, "Speed of the routes a user takes").
 """
 
 

@@ -20,9 +20,10 @@ whose error is second order in E: about ``TOLERANCE``^2 = 1e-14 on logarithms of
 one, as close to LAPACK's as LAPACK's own rounding (the tests compare the two). Then
 Log_P'(X_i) = F' V_i L_i V_i^T F'^T with V_i the rotated basis and L_i = log A_i, and
 ||Log_P'(X_i)|| = ||L_i||_F. A chunk goes back to LAPACK (and keeps its bases) when it
-has none yet (a run's first pass) or when it needs more than ``MAX_SWEEPS`` sweeps. On
-100,000 SPD(8) points a warm chunk takes 2 or 3 sweeps, and a DP-RGD iteration 0.16 s
-against 0.40 s for a LAPACK pass (``benchmarks/memory.py``).
+has none yet (a run's first pass) or when it needs more than ``MAX_SWEEPS`` sweeps. A warm
+chunk takes a few sweeps where a cold Jacobi needs many, which makes a pass cheaper than
+LAPACK's (sweeps and timings: docs/benchmarks/optimizers.md, "Timing: private DP-RGD fit
+against geomstats' FrechetMean").
 
 The route changes what a pass costs, never what it computes (beyond rounding): the
 arrays, values, warnings and counts a run shows do not depend on the sweeps. The sweeps
@@ -54,9 +55,11 @@ SPD(8) (the most after a long first step from a start far from the data); 7 swee
 about as much as LAPACK, and Jacobi from the identity needs about 8."""
 
 MIN_ROWS_TO_LOAD = 50_000
-"""A run loads the kernels (importing numba, reading them from its on-disk cache: about
-0.25 s; compiling them, once per machine, about 2 s) only for data of at least this many
-records, unless they are already loaded; a warm pass saves about 2 us per SPD(8) record."""
+"""A run loads the kernels (importing numba, reading them from its on-disk cache; compiling
+them, once per machine) only for data of at least this many records, unless they are
+already loaded: a smaller pass would not pay the load back (timings:
+docs/benchmarks/optimizers.md, "Timing: private DP-RGD fit against geomstats'
+FrechetMean")."""
 
 
 def record_bases_for(loss, data):

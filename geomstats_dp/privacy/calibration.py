@@ -64,9 +64,10 @@ def calibrate_gaussian(
     -----
     Full batch: z = sqrt(n_steps) / mu with mu the largest Gaussian-DP parameter meeting the
     target (exact, microseconds). Subsampled: a search on the RDP accountant (autodp) from a
-    central-limit guess, 4-10 evaluations of an autodp curve (~0.1 s each on an idle core),
-    whatever ``n_steps``; the result meets the target and is within a relative 1e-4 (in
-    epsilon) of the smallest multiplier that does. Cached.
+    central-limit guess, a few evaluations of an autodp curve whatever ``n_steps`` (counts
+    and timings: docs/benchmarks/accounting.md, "Calibration time"); the result meets the
+    target and is within a relative 1e-4 (in epsilon) of the smallest multiplier that
+    does. Cached.
     """
     epsilon, delta = check_target(epsilon, delta)
     template = GaussianEvent(1.0, n_steps, sampling_rate, sampling, adjacency)

@@ -7,7 +7,8 @@ is equivalent to (epsilon, delta(epsilon))-DP for every epsilon >= 0 with
     delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2)
 
 (Balle & Wang 2018, Thm. 8; Dong et al. 2022, Cor. 2.13), which is exact: no smaller
-delta holds. RDP composition of the same mechanisms overstates epsilon by 2-10%.
+delta holds. RDP composition of the same mechanisms overstates epsilon (by how much:
+docs/benchmarks/accounting.md, "Epsilon of the documented configurations").
 """
 
 import math

@@ -3,8 +3,9 @@
 epsilon(x) does not increase with x. The search works on g(log x) = log epsilon - log
 target: a bracket grown geometrically from a guess (one step is close to right, since
 epsilon ~ 1/x), then Brent's method, stopped as soon as a feasible x comes within a
-relative ``TOLERANCE`` of the target. Every evaluation of a subsampled ledger costs autodp
-calls (~0.1 s), so the number of evaluations is what this module keeps small (5-10).
+relative ``TOLERANCE`` of the target. Every evaluation of a subsampled ledger computes RDP
+curves, so the number of evaluations is what this module keeps small (counts and timings:
+docs/benchmarks/accounting.md, "Calibration time").
 """
 
 import math
