@@ -16,7 +16,7 @@ from geomstats_dp.learning import PrivateERM
 from geomstats_dp.optim import CallableLoss, PerSampleLoss, shared_decisions
 from geomstats_dp.optim.complex_step import complex_step_jacobian, complex_step_matches
 from tests.conftest import BACKEND, shifted
-from tests.optim.test_callable_loss_batches import spd_trace_loss
+from tests.optim.test_callable_loss import spd_trace_loss
 
 N_RECORDS, BROKEN = 40, 7
 AUTODIFF = BACKEND in ("autograd", "pytorch")

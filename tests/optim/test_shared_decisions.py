@@ -14,7 +14,7 @@ from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import PrivateERM
 from geomstats_dp.optim import CallableLoss, callable_loss, shared_decisions
 from geomstats_dp.privacy import PrivacyBudget
-from tests.optim.test_callable_loss_batches import (
+from tests.optim.test_callable_loss import (
     Counted,
     spd_trace_gradient,
     spd_trace_loss,

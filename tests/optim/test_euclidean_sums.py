@@ -18,7 +18,7 @@ from geomstats_dp.optim import AutodiffLoss, CallableLoss, riemannian_gradient
 from geomstats_dp.optim.euclidean_sums import MAX_DIM, EuclideanGradientSums
 from tests.conftest import BACKEND
 from tests.optim.spaces import SPACE_FACTORIES
-from tests.optim.test_callable_loss_batches import spd_trace_gradient, spd_trace_loss
+from tests.optim.test_callable_loss import spd_trace_gradient, spd_trace_loss
 
 AUTODIFF = BACKEND in ("autograd", "pytorch")
 N_RECORDS, BROKEN = 30, 4  # record BROKEN has a NaN gradient

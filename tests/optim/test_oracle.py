@@ -1,4 +1,5 @@
-"""``GradientOracle.norms_then_clipped_sum``: every record's gradient norm, then the
+"""The gradient oracle: chunked sums equal the one-call sum (chunks bound the memory), and
+``GradientOracle.norms_then_clipped_sum`` gives every record's gradient norm, then the
 clipped sum at a radius chosen from them, in one gradient pass.
 
 The norms are checked against geomstats' distances and the sum against the clipped sum
@@ -93,3 +94,26 @@ def test_a_record_with_a_non_finite_norm_adds_nothing(seed_shift):
     kept = np.delete(np.arange(N_SAMPLES), 3)
     _, expected = _expected(space, data[kept], weights[kept], point, None, clip_norm)
     np.testing.assert_allclose(to_numpy(total), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_chunked_sum_equals_one_call(monkeypatch):
+    space = SPDMatrices(3)
+    gs.random.seed(0)
+    points = to_numpy(space.random_point(23))
+    weights = np.full(23, 1 / 23)
+    point = to_backend(np.eye(3) * 1.5)
+    loss = SquaredDistanceLoss(space)
+    whole = _oracle(loss, points, weights)
+    expected = to_numpy(whole.clipped_sum(point, clip_norm=0.8, scale=2.0))
+    monkeypatch.setattr(oracle, "CHUNK_BYTES", 5 * 8 * 9)  # five rows per chunk
+    monkeypatch.setattr(oracle, "MIN_CHUNK_ROWS", 1)
+    chunked = _oracle(loss, points, weights)
+    found = to_numpy(chunked.clipped_sum(point, clip_norm=0.8, scale=2.0))
+    np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-14)
+    assert chunked.n_gradient_evaluations == whole.n_gradient_evaluations == 23
+    subset = np.array([1, 4, 9, 16, 22, 3, 7])
+    np.testing.assert_allclose(
+        to_numpy(chunked.clipped_sum(point, 0.8, subset)),
+        to_numpy(whole.clipped_sum(point, 0.8, subset)),
+        rtol=1e-12, atol=1e-14,
+    )
