@@ -1,4 +1,4 @@
-"""Exact radial laws and SPD spectra (pure numpy/scipy): KS against quadrature CDFs."""
+"""Exact radial laws of the Laplace distribution (pure numpy/scipy): KS against quadrature CDFs."""
 
 import math
 
@@ -6,18 +6,13 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from geomstats_dp.distributions.laplace.log_concave import LogConcaveSampler
 from geomstats_dp.distributions.laplace.radial import RadialLaw
-from geomstats_dp.distributions.laplace.rejection import LowAcceptanceError, rejection_sample
-from geomstats_dp.distributions.laplace.spd_polar import SPDSpectrumLaw, scale_limit
 from tests.conftest import shifted
+
 from .laplace_reference import (
     P_MIN,
     gamma_cdf,
     radial_cdf,
-    spd_pair_gaps,
-    spd_radius_cdf,
-    spd_spread_cdf,
 )
 
 pytestmark = pytest.mark.backend_independent
@@ -79,54 +74,3 @@ def test_log_normaliser_matches_quadrature(dim, sigma, curvature, upper):
 def test_hyperbolic_law_without_truncation_needs_small_scale():
     with pytest.raises(ValueError, match="1/sigma > d - 1"):
         RadialLaw(3, 1 / 0.5, -1)
-
-
-def test_log_concave_sampler_is_exact_for_a_truncated_normal():
-    # h(x) = -x^2/2 on [-1, 2]: an independent closed form (scipy's truncnorm).
-    sampler = LogConcaveSampler(lambda x: -0.5 * x**2, lambda x: -x, 0.0, -1.0, 2.0)
-    draws = sampler.sample(N_DRAWS, np.random.default_rng(shifted(6)))
-    assert stats.kstest(draws, stats.truncnorm(-1.0, 2.0).cdf).pvalue > P_MIN
-
-
-def test_rejection_gives_up_when_nothing_is_accepted():
-    def propose(size, rng):
-        return np.zeros(size), np.zeros(size, dtype=bool)
-
-    with pytest.raises(LowAcceptanceError, match="mcmc"):
-        rejection_sample(propose, 5, np.random.default_rng(shifted(0)), what="test")
-
-
-@pytest.mark.parametrize(
-    "n, sigma, upper",
-    [(2, 0.1, math.inf), (2, 1.2, math.inf), (3, 0.05, math.inf), (3, 0.5, math.inf),
-     (3, 2.0, 1.5)],
-)
-def test_spd_spectrum_norm_and_spread_match_quadrature(n, sigma, upper):
-    # |r| and the direction statistic sum |r_i - r_j| / |r| together distinguish the target
-    # from either envelope (the norm alone barely does at sigma = 0.5).
-    spectra = SPDSpectrumLaw(n, sigma, upper).sample_exact(N_DRAWS, np.random.default_rng(shifted(7)))
-    norms = np.linalg.norm(spectra, axis=-1)
-    assert stats.kstest(norms, spd_radius_cdf(n, sigma, upper)).pvalue > P_MIN
-    spread = spd_pair_gaps(spectra).sum(axis=-1) / norms
-    assert stats.kstest(spread, spd_spread_cdf(n, sigma, upper)).pvalue > P_MIN
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("n, sigma", [(2, 0.3), (3, 0.2)])
-def test_spd_spectrum_mcmc_matches_quadrature(n, sigma):
-    # Independent chains, one draw each, 2,000 steps: the draws are iid up to the burn-in
-    # bias; the same KS threshold applies on 2,000 draws.
-    law = SPDSpectrumLaw(n, sigma)
-    draws = law.sample_mcmc(2000, np.random.default_rng(shifted(8)), burn_in=2000)
-    norms = np.linalg.norm(draws, axis=-1)
-    assert stats.kstest(norms, spd_radius_cdf(n, sigma)).pvalue > P_MIN
-    spread = spd_pair_gaps(draws).sum(axis=-1) / norms
-    assert stats.kstest(spread, spd_spread_cdf(n, sigma)).pvalue > P_MIN
-
-
-def test_spd_existence_limit():
-    # sigma < 2 / sqrt(n (n^2 - 1) / 3): sqrt(2) for SPD(2), the curvature -1/2 plane.
-    assert scale_limit(2) == pytest.approx(math.sqrt(2))
-    with pytest.raises(ValueError, match="radius="):
-        SPDSpectrumLaw(2, 1.5)
-    SPDSpectrumLaw(2, 1.5, upper=2.0)
