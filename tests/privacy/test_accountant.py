@@ -115,29 +115,6 @@ def test_without_replacement_matches_autodp_own_composition(noise_multiplier, ra
     assert reference * (1 - 1e-8) <= epsilon <= reference * 1.01
 
 
-def test_pld_is_tighter_than_rdp_for_poisson():
-    pytest.importorskip("dp_accounting")
-    event = GaussianEvent(1.0, 1000, 0.01, "poisson", "add_remove")
-    pld = compose_epsilon([event], 1e-5, method="pld")
-    assert 0.7 * compose_epsilon([event], 1e-5) < pld < compose_epsilon([event], 1e-5)
-
-
-def test_pld_full_batch_matches_exact_gdp():
-    pytest.importorskip("dp_accounting")
-    event = GaussianEvent(20.0, n_steps=100)
-    # Pessimistic discretisation on a 1e-4 grid of privacy-loss values.
-    assert compose_epsilon([event], 1e-5, method="pld") == pytest.approx(
-        compose_epsilon([event], 1e-5), abs=1e-3
-    )
-
-
-def test_pld_refuses_sampling_without_replacement():
-    pytest.importorskip("dp_accounting")
-    event = GaussianEvent(1.0, 10, 0.1, "without_replacement")
-    with pytest.raises(ValueError, match="without replacement"):
-        compose_epsilon([event], 1e-5, method="pld")
-
-
 def test_pure_events_compose_no_worse_than_their_sum():
     events = [PureEvent(0.1, label=f"laplace {i}") for i in range(20)]
     assert compose_epsilon(events, 0.0) == pytest.approx(2.0, rel=1e-12)
