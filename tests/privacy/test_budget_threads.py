@@ -19,7 +19,6 @@ from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.privacy import (
     BudgetExceededError,
     PrivacyBudget,
-    PureEvent,
     set_default_budget,
 )
 from tests.optim.spies import TangentGaussianSpy
@@ -139,39 +138,6 @@ def test_an_estimator_created_inside_a_block_charges_it_from_any_thread(fresh_de
     assert all(fit.budget_ is block for fit in fitted)
     assert block.events == fitted[0].events_ + fitted[1].events_
     assert fresh_default.events == ()
-
-
-def test_concurrent_reservations_never_exceed_the_budget():
-    budget = PrivacyBudget(1.0, 0.0)
-    outcomes, start = [], threading.Barrier(30)
-
-    def fit():
-        start.wait()
-        try:
-            reservation = budget.reserve(PureEvent(0.1))
-        except BudgetExceededError:
-            outcomes.append(False)
-            return
-        time.sleep(0.01)  # "the optimisation": every other check counts this hold
-        reservation.spend(PureEvent(0.1))
-        outcomes.append(True)
-
-    with ThreadPoolExecutor(max_workers=30) as pool:
-        for _ in range(30):
-            pool.submit(fit)
-    assert sum(outcomes) == 10
-    assert budget.spent_epsilon == pytest.approx(1.0) and len(budget.events) == 10
-
-
-def test_a_cancelled_or_collected_reservation_frees_its_hold():
-    budget = PrivacyBudget(1.0, 0.0)
-    budget.reserve(PureEvent(0.8)).cancel()
-    held = budget.reserve(PureEvent(0.8))
-    with pytest.raises(BudgetExceededError, match="held by fits in progress"):
-        budget.check(PureEvent(0.8))
-    del held  # a fit that failed after its check: its hold goes with it
-    assert budget.check(PureEvent(0.8)) == pytest.approx(0.8)
-    assert budget.events == ()
 
 
 def test_a_refit_after_a_failed_fit_is_not_blocked_by_its_hold(fresh_default):
