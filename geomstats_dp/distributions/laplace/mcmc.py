@@ -10,7 +10,7 @@ with g the radial Gaussian profile and theta_x(y) the Jacobian of Exp_x at Log_x
 volume density is symmetric, theta_x(y) = theta_y(x) for y within the injectivity radius of
 x (a classical property of the volume density function, see Besse, "Manifolds all of whose
 geodesics are closed", ch. 6; checked numerically on SPD(2) in
-tests/laplace/test_metropolis.py), so q(x -> y) = q(y -> x) and the Hastings ratio is
+tests/laplace/test_mcmc.py), so q(x -> y) = q(y -> x) and the Hastings ratio is
 pi(y) / pi(x). A rejected proposal repeats the current state (the sampler in the supplement
 of Reimherr et al. redraws instead, which is not a valid kernel). The callers in
 this package pass the space's global injectivity radius as R when ``geometry.py`` knows it;
