@@ -15,7 +15,10 @@ from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions.baselines import orthonormal_basis
-from geomstats_dp.distributions.laplace.mcmc import ManifoldMetropolis, default_step_size
+from geomstats_dp.distributions.laplace.mcmc import (
+    ManifoldMetropolis,
+    default_step_size,
+)
 from tests.conftest import shifted
 
 STEP = 1e-6
