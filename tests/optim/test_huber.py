@@ -16,7 +16,8 @@ RADIUS = 0.8
 def test_values_and_gradients_are_the_huber_closed_form():
     loss = HuberDistanceLoss(Euclidean(3), RADIUS)
     rng = np.random.default_rng(shifted(0))
-    x, data = rng.standard_normal(3), rng.standard_normal((40, 3))
+    x = rng.standard_normal(3)
+    data = x + 0.6 * rng.standard_normal((40, 3))  # distances on both sides of the radius
     distances = np.linalg.norm(data - x, axis=1)
     assert (distances < RADIUS).any() and (distances > RADIUS).any()
     values = np.where(distances <= RADIUS, distances**2 / 2,
