@@ -105,3 +105,16 @@ def assert_gaussian_coordinates(coords, sigma, mean=None):
         f"{np.unravel_index(cov_z.argmax(), cov_z.shape)}: diagonal {np.diag(covariance)}, "
         f"expected {sigma**2}"
     )
+
+
+def assert_transport_is_isometric(space, transport, points, seed):
+    """Orthonormal coordinates moved to each of ``points`` [k, *shape] keep their inner
+    products in the space's metric (geomstats' ``inner_product``, pair by pair)."""
+    coefficients = np.random.default_rng(seed).standard_normal(
+        (3, points.shape[0], int(space.dim)))
+    moved = transport.transport(points, transport.from_coordinates(coefficients))
+    for index, point in enumerate(points):
+        gram = [[inner_products(space.metric, first, second, point)[0]
+                 for second in moved[:, index]] for first in moved[:, index]]
+        np.testing.assert_allclose(gram, coefficients[:, index] @ coefficients[:, index].T,
+                                   atol=1e-10)

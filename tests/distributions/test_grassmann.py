@@ -4,9 +4,10 @@ projector's range, and the transport is an isometry of geomstats' canonical metr
 import numpy as np
 from geomstats.geometry.grassmannian import Grassmannian
 
-from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions.grassmann import GrassmannTransport, range_basis
 from tests.conftest import shifted
+
+from ._statistics import assert_transport_is_isometric
 
 
 def _projectors(n_points, size, rank, seed):
@@ -27,11 +28,4 @@ def test_the_transport_preserves_canonical_inner_products():
     space = Grassmannian(5, 2)
     transport = GrassmannTransport(space, space.metric)
     points = _projectors(2, 5, 2, shifted(1))
-    coefficients = np.random.default_rng(shifted(2)).standard_normal((3, 2, int(space.dim)))
-    moved = transport.transport(points, transport.from_coordinates(coefficients))
-    for index, point in enumerate(points):
-        gram = np.array([[float(to_numpy(space.metric.inner_product(
-            to_backend(first), to_backend(second), to_backend(point))))
-            for second in moved[:, index]] for first in moved[:, index]])
-        np.testing.assert_allclose(gram, coefficients[:, index] @ coefficients[:, index].T,
-                                   atol=1e-10)
+    assert_transport_is_isometric(space, transport, points, shifted(2))
