@@ -81,18 +81,17 @@ def gdp_mu(epsilon, delta):
     -------
     mu : float
     """
-    lower, upper = 1e-3, 1.0
-    while gdp_delta(epsilon, lower) > delta:
-        lower /= 10
-    while gdp_delta(epsilon, upper) < delta:
-        upper *= 2
-    log_mu = optimize.brentq(
-        lambda x: gdp_delta(epsilon, math.exp(x)) - delta,
-        math.log(lower),
-        math.log(upper),
-        xtol=_XTOL,
-        rtol=_RTOL,
-    )
+    def excess(log_mu):
+        return gdp_delta(epsilon, math.exp(log_mu)) - delta
+
+    # the bracket is searched in log(mu), where brentq evaluates: exp(log(m)) may round
+    # to the other side of a root that m sits on
+    lower, upper = math.log(1e-3), 0.0
+    while excess(lower) > 0:
+        lower -= math.log(10)
+    while excess(upper) < 0:
+        upper += math.log(2)
+    log_mu = optimize.brentq(excess, lower, upper, xtol=_XTOL, rtol=_RTOL)
     mu = math.exp(log_mu)
     while gdp_delta(epsilon, mu) > delta:  # step to the feasible side of the root
         mu *= 1 - 1e-12

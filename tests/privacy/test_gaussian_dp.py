@@ -36,7 +36,7 @@ def test_delta_is_the_hockey_stick_divergence(epsilon, mu):
     assert gdp_delta(epsilon, mu) == pytest.approx(hockey_stick(epsilon, mu), rel=1e-7, abs=1e-15)
 
 
-@pytest.mark.parametrize("mu", [0.05, 0.7, 3.0, 9.0])
+@pytest.mark.parametrize("mu", [0.05, 0.7, 1.0, 2.0, 3.0, 8.0, 9.0])  # powers of two: a root on the bracket
 @pytest.mark.parametrize("delta", [1e-8, 1e-5, 1e-2])
 def test_epsilon_and_mu_invert_delta(mu, delta):
     epsilon = gdp_epsilon(mu, delta)
