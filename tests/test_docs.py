@@ -2,9 +2,9 @@
 
 import os
 import re
-from html import unescape
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import markdown
@@ -76,7 +76,7 @@ def _prose(html):
     """The text of a rendered page without its code, formulas and tags."""
     for pattern in (r"<pre\b.*?</pre>", r"<code\b.*?</code>",
                     r'<(span|div) class="arithmatex">.*?</\1>'):
-        html = re.sub(pattern, " ", html, flags=re.S)
+        html = re.sub(pattern, " ", html, flags=re.DOTALL)
     return unescape(re.sub(r"<[^>]+>", " ", html))
 
 
