@@ -115,6 +115,9 @@ class GradientOracle:
                                          clip_norm, scale)
         self.n_gradient_evaluations += len(indices)
         sums = self.loss.gradient_sums(point)  # the point's own work, once per query
+        if len(indices) <= MIN_CHUNK_ROWS and not hasattr(sums, "rows"):  # one chunk
+            norms, weighted_sum = sums(self.data[indices])
+            return weighted_sum(scale * self.weights[indices] * clip_factors(norms, clip_norm))
         return clipped_sum_in_chunks(sums, self.data[indices], self.weights[indices],
                                      clip_norm, scale)
 
