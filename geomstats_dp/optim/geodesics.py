@@ -159,9 +159,9 @@ class SphereGeodesics(Geodesics):
         """cos|V| P + sin|V| / |V| V, V projected at P, kept on the space."""
         if base_point.ndim > 1 or tangent_vec.ndim > 1:
             return super().exp(tangent_vec, base_point)
-        tangent_vec = tangent_vec - (gs.dot(tangent_vec, base_point)
-                                     / gs.dot(base_point, base_point)) * base_point
-        sq_norm = gs.dot(tangent_vec, tangent_vec)
+        tangent_vec = tangent_vec - ((tangent_vec @ base_point)
+                                     / (base_point @ base_point)) * base_point
+        sq_norm = tangent_vec @ tangent_vec
         coef_1, coef_2 = _even_coefficients(sq_norm, utils.cos_close_0, utils.sinc_close_0, 4,
                                             gs.cos, gs.sin)
         return onto_space(self.space, coef_1 * base_point + coef_2 * tangent_vec)

@@ -4,12 +4,13 @@ On the sphere S^d in R^(d+1) and on Euclidean space the Riemannian norm of a tan
 vector is its Euclidean norm, and the projection onto the tangent space at x is
 v - (<v, x> / <x, x>) x (the sphere; geomstats' ``Hypersphere.to_tangent``) or the
 identity (Euclidean). ``tangent_ops_for(space)`` gives both as one-line array code
-(``geomstats.backend``: a torch tensor stays a torch tensor), the same values to
+(array operators and ``geomstats.backend``: a torch tensor stays a torch tensor), the same values to
 rounding as geomstats' ``to_tangent`` and ``metric.norm``, without their vectorisation
 wrappers; other spaces get geomstats' own.
 """
 
 import geomstats.backend as gs
+import numpy as np
 from geomstats.geometry.euclidean import CanonicalEuclideanMetric, Euclidean
 from geomstats.geometry.hypersphere import Hypersphere, HypersphereMetric
 
@@ -49,13 +50,14 @@ class AmbientTangentOps(TangentOps):
         """v - (<v, x> / <x, x>) x on the sphere, v on Euclidean space."""
         if not self.sphere or base_point.ndim != 1:
             return super().to_tangent(vectors, base_point)
-        # einsum raises no floating-point warning on a record's inf or NaN
-        coef = gs.einsum("...i,i->...", vectors, base_point) / gs.dot(base_point, base_point)
-        return vectors - gs.einsum("...,i->...i", coef, base_point)
+        with np.errstate(invalid="ignore", over="ignore"):  # a record's inf: no warning
+            coef = (vectors @ base_point) / (base_point @ base_point)
+            return vectors - coef[..., None] * base_point
 
     def norms(self, tangent_vecs, base_point):
         """|v| along the last axis."""
-        return gs.sqrt(gs.einsum("...i,...i->...", tangent_vecs, tangent_vecs))
+        with np.errstate(invalid="ignore", over="ignore"):
+            return gs.sqrt(gs.sum(tangent_vecs * tangent_vecs, axis=-1))
 
 
 def tangent_ops_for(space):
