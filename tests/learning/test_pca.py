@@ -410,6 +410,8 @@ def test_bounded_rows_scales_long_rows_zeroes_non_finite_and_copies_only_then():
     bound = 1.01 * float(np.linalg.norm(X, axis=1).max())
     assert _pca_rows.bounded_rows(X, bound) is X
     X[3] *= 10
+    np.testing.assert_allclose(np.linalg.norm(_pca_rows.bounded_rows(X, bound)[3]), bound,
+                               rtol=1e-13)  # one long finite row alone is scaled too
     X[5, 2], X[8, 0], X[9] = np.nan, -np.inf, 1e200
     original = X.copy()
     with warnings.catch_warnings():
