@@ -163,7 +163,7 @@ class SphereGeodesics(Geodesics):
                                      / (base_point @ base_point)) * base_point
         sq_norm = tangent_vec @ tangent_vec
         coef_1, coef_2 = _even_coefficients(sq_norm, utils.cos_close_0, utils.sinc_close_0, 4,
-                                            gs.cos, gs.sin)
+                                            math.cos, math.sin)
         return onto_space(self.space, coef_1 * base_point + coef_2 * tangent_vec)
 
 
@@ -173,6 +173,11 @@ def sphere_log(points, base_point):
     in plain array code. Its Taylor expansions near theta = 0 agree with the closed form
     to rounding wherever arccos returns theta > 0 (then theta > 1e-8); theta = 0 gives the
     limits 1 and 1. No branch on the data."""
+    if points.ndim == 2 and points.shape[0] == 1:  # one record: scalar arithmetic
+        angle = math.acos(min(1.0, max(-1.0, float(points[0] @ base_point))))
+        if angle == 0:
+            return points - base_point
+        return (angle / math.sin(angle)) * points - (angle / math.tan(angle)) * base_point
     cosine = gs.clip(points @ base_point, -1.0, 1.0)
     angle = gs.arccos(cosine)
     positive = angle > 0
@@ -206,13 +211,14 @@ class EuclideanGeodesics(Geodesics):
 
 
 def _even_coefficients(sq_norm, close_0_even, close_0_odd, order, even, odd):
-    """(even(|V|), odd(|V|) / |V|) from sq_norm = |V|^2 (a 0-d array): in closed form,
-    or geomstats' Taylor expansions of ``order`` (``algebra_utils``) where |V|^2 is
-    below their threshold ``utils.EPSILON``."""
-    if float(sq_norm) < utils.EPSILON:
+    """(even(|V|), odd(|V|) / |V|) from sq_norm = |V|^2 (a 0-d array): in closed form
+    (``even`` and ``odd`` on floats), or geomstats' Taylor expansions of ``order``
+    (``algebra_utils``) where |V|^2 is below their threshold ``utils.EPSILON``."""
+    squared = float(sq_norm)
+    if squared < utils.EPSILON:
         return (utils.taylor_exp_even_func(sq_norm, close_0_even, order=order),
                 utils.taylor_exp_even_func(sq_norm, close_0_odd, order=order))
-    norm = gs.sqrt(sq_norm)
+    norm = math.sqrt(squared)
     return even(norm), odd(norm) / norm
 
 
@@ -234,7 +240,7 @@ class HyperboloidGeodesics(Geodesics):
             sq_norm = gs.clip(self.space.embedding_space.metric.squared_norm(tangent_vec),
                               0, math.inf)
         coef_1, coef_2 = _even_coefficients(sq_norm, utils.cosh_close_0, utils.sinch_close_0,
-                                            5, gs.cosh, gs.sinh)
+                                            5, math.cosh, math.sinh)
         point = coef_1 * base_point + coef_2 * tangent_vec
         if float(point[0]) <= math.cosh(HYPERBOLOID_RADIUS) and \
                 minkowski_squared_norm(point) < 0:

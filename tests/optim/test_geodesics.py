@@ -97,6 +97,10 @@ def test_sphere_log_matches_geomstats_near_and_far():
     np.testing.assert_allclose(to_numpy(sphere_log(points, base)),
                                to_numpy(space.metric.log(points, base)),
                                rtol=1e-9, atol=1e-13)
+    for row in range(5):  # one record at a time: the scalar route
+        np.testing.assert_allclose(to_numpy(sphere_log(points[row:row + 1], base)),
+                                   to_numpy(space.metric.log(points[row:row + 1], base)),
+                                   rtol=1e-9, atol=1e-13)
     assert log_for(Hypersphere(5))(points, base).shape == points.shape
 
 
