@@ -9,7 +9,8 @@ time kept (``time.process_time``; wall time in the CSV):
 - one X^T X / n and ``numpy.linalg.eigh`` (the non-private work at least);
 - ``sklearn.decomposition.PCA(3)`` (centres and runs an SVD).
 
-Writes ``pca_speed.csv`` (seconds, ratios to X^T X + eigh and to scikit-learn, load).
+Writes ``pca_speed.csv`` (seconds, ratios to X^T X + eigh and to scikit-learn, load) and
+``pca_speed.png``.
 """
 
 import os
@@ -88,6 +89,32 @@ def rows(quick):
     return found
 
 
+def plot(path, found):
+    """Both ratios of each variant, with their goals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axis = plt.subplots(figsize=(6, 3.2))
+    positions = np.arange(len(found))
+    for offset, key, label in ((-0.2, "xtx_eigh", "/ X^T X + eigh"),
+                               (0.2, "sklearn", "/ scikit-learn PCA")):
+        axis.bar(positions + offset, [float(row[f"ratio_{key}"]) for row in found], 0.4,
+                 label=label)
+        axis.scatter(positions + offset, [float(row[f"goal_{key}"]) for row in found],
+                     marker="_", s=300, color="black")
+    axis.set_xticks(positions, [row["variant"].replace(", ", "\n") for row in found])
+    axis.set_ylabel("CPU time ratio (dashes: goals)")
+    axis.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def run(output_dir, quick=False):
-    """Write ``pca_speed[_quick].csv``."""
-    write_csv(output_dir / ("pca_speed_quick.csv" if quick else "pca_speed.csv"), rows(quick))
+    """Write ``pca_speed[_quick].csv`` and ``.png``."""
+    found = rows(quick)
+    path = output_dir / ("pca_speed_quick" if quick else "pca_speed")
+    plot(path.with_suffix(".png"), found)
+    write_csv(path.with_suffix(".csv"), found)
