@@ -18,18 +18,34 @@ from geomstats_dp.privacy.stages import noisy_stage
 def bounded_rows(X, bound):
     """Rows with a non-finite entry set to zero, the others scaled to norm <= ``bound``.
 
+    The squared norms come from one ``einsum`` (no temporary of X's size, no warning on
+    a record's inf or overflow). When every row is finite and within the bound, X itself
+    is returned (no copy); otherwise one scaled copy. The time of that copy (one pass of
+    n p multiplications) is the only thing that differs between the two branches, a cost
+    of the public shape: it can show whether some record lies beyond the bound, nothing
+    more (docs/privacy.md, side channels). A Dask array is mapped lazily, block by block.
+
     Parameters
     ----------
-    X : numpy.ndarray, shape=[n_samples, n_features]
+    X : numpy.ndarray or dask array, shape=[n_samples, n_features]
     bound : float
 
     Returns
     -------
-    rows : numpy.ndarray, shape=[n_samples, n_features]
+    rows : numpy.ndarray or dask array, shape=[n_samples, n_features]
     """
-    rows = np.where(np.isfinite(X).all(axis=1, keepdims=True), X, 0.0)
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows * np.minimum(1.0, bound / np.maximum(norms, 1e-300))
+    if _dask.is_dask_array(X):
+        rows = np.where(np.isfinite(X).all(axis=1, keepdims=True), X, 0.0)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows * np.minimum(1.0, bound / np.maximum(norms, 1e-300))
+    squared = np.einsum("ij,ij->i", X, X)  # inf or NaN for a non-finite (or huge) row
+    finite = np.isfinite(squared)
+    if finite.all() and squared.max(initial=0.0) <= bound**2:
+        return X
+    norms = np.sqrt(np.where(finite, squared, 0.0))
+    rows = np.where(finite[:, None], X, 0.0)
+    rows *= np.minimum(1.0, bound / np.maximum(norms, 1e-300))[:, None]
+    return rows
 
 
 def stage_of(event):
@@ -71,8 +87,16 @@ def noisy_trace(rows, noise_std, rng, **stage):
     -------
     trace : float
     """
-    return float(gaussian_stage(np.sum(rows**2) / len(rows),
+    return float(gaussian_stage(_squared_sum(rows) / len(rows),
                                 noise_std * rng.standard_normal(), noise_std, 1, **stage))
+
+
+def _squared_sum(rows):
+    """sum of the squared entries of ``rows`` [n, p]: one ``einsum`` pass in memory (no
+    temporary of the rows' size), ``np.sum(rows**2)`` on a Dask array (lazy)."""
+    if _dask.is_dask_array(rows):
+        return np.sum(rows**2)
+    return np.einsum("ij,ij->", rows, rows)
 
 
 def upper_triangle_norm(matrix):

@@ -28,7 +28,9 @@ import math
 
 import geomstats.algebra_utils as utils
 import geomstats.backend as gs
+from geomstats.geometry.euclidean import Euclidean, EuclideanMetric
 from geomstats.geometry.hyperboloid import HyperboloidMetric
+from geomstats.geometry.hypersphere import HypersphereMetric
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import to_backend
@@ -148,6 +150,78 @@ class SPDAffineGeodesics(Geodesics):
             end, start, lambda eigvals: eigvals ** (t / 2), "interpolate")
 
 
+class SphereGeodesics(Geodesics):
+    """The sphere's exponential map at one base point in plain array code: one
+    projection of the step onto the tangent space, then cos|V| P + sin|V| / |V| V;
+    geomstats' Taylor expansion only where |V|^2 is below its threshold."""
+
+    def exp(self, tangent_vec, base_point):
+        """cos|V| P + sin|V| / |V| V, V projected at P, kept on the space."""
+        if base_point.ndim > 1 or tangent_vec.ndim > 1:
+            return super().exp(tangent_vec, base_point)
+        tangent_vec = tangent_vec - ((tangent_vec @ base_point)
+                                     / (base_point @ base_point)) * base_point
+        sq_norm = tangent_vec @ tangent_vec
+        coef_1, coef_2 = _even_coefficients(sq_norm, utils.cos_close_0, utils.sinc_close_0, 4,
+                                            math.cos, math.sin)
+        return onto_space(self.space, coef_1 * base_point + coef_2 * tangent_vec)
+
+
+def sphere_log(points, base_point):
+    """Log_P(Z) = theta / sin(theta) Z - theta / tan(theta) P, theta = arccos <P, Z>, for
+    finite points [..., d+1] at one base point [d+1]: geomstats' ``HypersphereMetric.log``
+    in plain array code. Its Taylor expansions near theta = 0 agree with the closed form
+    to rounding wherever arccos returns theta > 0 (then theta > 1e-8); theta = 0 gives the
+    limits 1 and 1. No branch on the data."""
+    if points.ndim == 2 and points.shape[0] == 1:  # one record: scalar arithmetic
+        angle = math.acos(min(1.0, max(-1.0, float(points[0] @ base_point))))
+        if angle == 0:
+            return points - base_point
+        return (angle / math.sin(angle)) * points - (angle / math.tan(angle)) * base_point
+    cosine = gs.clip(points @ base_point, -1.0, 1.0)
+    angle = gs.arccos(cosine)
+    positive = angle > 0
+    ones = gs.ones_like(angle)
+    safe = gs.where(positive, angle, ones)
+    coef_1 = gs.where(positive, safe / gs.sin(safe), ones)
+    coef_2 = gs.where(positive, safe / gs.tan(safe), ones)
+    return coef_1[..., None] * points - coef_2[..., None] * base_point
+
+
+def log_for(space):
+    """``log(points, base_point)`` of ``space``'s metric: ``sphere_log`` on a sphere
+    with geomstats' metric and one base point, else the metric's own."""
+    if type(space.metric) is not HypersphereMetric:
+        return space.metric.log
+
+    def log(points, base_point):
+        if base_point.ndim > 1:
+            return space.metric.log(points, base_point)
+        return sphere_log(points, base_point)
+
+    return log
+
+
+class EuclideanGeodesics(Geodesics):
+    """Exp_P(V) = P + V."""
+
+    def exp(self, tangent_vec, base_point):
+        """P + V."""
+        return base_point + tangent_vec
+
+
+def _even_coefficients(sq_norm, close_0_even, close_0_odd, order, even, odd):
+    """(even(|V|), odd(|V|) / |V|) from sq_norm = |V|^2 (a 0-d array): in closed form
+    (``even`` and ``odd`` on floats), or geomstats' Taylor expansions of ``order``
+    (``algebra_utils``) where |V|^2 is below their threshold ``utils.EPSILON``."""
+    squared = float(sq_norm)
+    if squared < utils.EPSILON:
+        return (utils.taylor_exp_even_func(sq_norm, close_0_even, order=order),
+                utils.taylor_exp_even_func(sq_norm, close_0_odd, order=order))
+    norm = math.sqrt(squared)
+    return even(norm), odd(norm) / norm
+
+
 HYPERBOLOID_MAX_STEP = 300.0  # |V| kept by the hyperboloid's exp: e^(2 (300 + R)) is finite
 
 
@@ -165,9 +239,9 @@ class HyperboloidGeodesics(Geodesics):
             tangent_vec = tangent_vec * (HYPERBOLOID_MAX_STEP / gs.sqrt(sq_norm))
             sq_norm = gs.clip(self.space.embedding_space.metric.squared_norm(tangent_vec),
                               0, math.inf)
-        point = (utils.taylor_exp_even_func(sq_norm, utils.cosh_close_0, order=5) * base_point
-                 + utils.taylor_exp_even_func(sq_norm, utils.sinch_close_0, order=5)
-                 * tangent_vec)
+        coef_1, coef_2 = _even_coefficients(sq_norm, utils.cosh_close_0, utils.sinch_close_0,
+                                            5, math.cosh, math.sinh)
+        point = coef_1 * base_point + coef_2 * tangent_vec
         if float(point[0]) <= math.cosh(HYPERBOLOID_RADIUS) and \
                 minkowski_squared_norm(point) < 0:
             point = self.space.regularize(point)
@@ -233,4 +307,8 @@ def geodesics_for(space):
         return SPDAffineGeodesics(space.metric, space)
     if type(metric) is HyperboloidMetric:
         return HyperboloidGeodesics(space.metric, space)
+    if type(space.metric) is HypersphereMetric:
+        return SphereGeodesics(space.metric, space)
+    if type(space) is Euclidean and isinstance(space.metric, EuclideanMetric):
+        return EuclideanGeodesics(space.metric, space)
     return Geodesics(space.metric, space)

@@ -26,8 +26,10 @@ from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import zero_nonfinite
 from geomstats_dp.optim.euclidean_sums import MAX_DIM, EuclideanGradientSums
+from geomstats_dp.optim.geodesics import log_for
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 from geomstats_dp.optim.samples import PairedSamples
+from geomstats_dp.optim.tangent_ops import tangent_ops_for
 
 AUTODIFF_BACKENDS = ("autograd", "pytorch")
 DIFFERENTIATIONS = ("autodiff", "finite_differences")
@@ -49,6 +51,14 @@ class PerSampleLoss(ABC):
 
     def __init__(self, space):
         self.space = space
+
+    @property
+    def tangent_ops(self):
+        """The space's tangent projection and norm (``optim.tangent_ops``), made once."""
+        ops = self.__dict__.get("_tangent_ops")
+        if ops is None or ops.space is not self.space:
+            ops = self._tangent_ops = tangent_ops_for(self.space)
+        return ops
 
     def check_data(self, data):
         """Return the data as a float64 backend array [n, ...] after checking it.
@@ -103,7 +113,7 @@ class PerSampleLoss(ABC):
         (zeroed by the clipping).
         """
         grads = self._by_record_on_failure(self.gradients, point, data)
-        return self.space.to_tangent(grads, point)
+        return self.tangent_ops.to_tangent(grads, point)
 
     def _by_record_on_failure(self, gradients, point, data):
         """``gradients(point, data)``; if it raises, the records one by one, with a NaN
@@ -138,11 +148,11 @@ class PerSampleLoss(ABC):
             tangent vector sum_i c_i grad f(point; z_i) with the gradients of non-finite
             norm counted as zero.
         """
-        metric = self.space.metric
+        ops = self.tangent_ops
 
         def sums(data):
             grads = self.tangent_gradients(point, data)
-            norms = metric.norm(grads, point)
+            norms = ops.norms(grads, point)
             grads = zero_nonfinite(grads, norms)
             return norms, lambda coefficients: gs.einsum("k,k...->...", coefficients, grads)
 
@@ -191,8 +201,8 @@ class SquaredDistanceLoss(PerSampleLoss):
         return self.space.metric.squared_dist(data, point) / 2
 
     def gradients(self, point, data):
-        """-Log_x(z_i) for each sample, shape=[k, *space.shape]."""
-        return -self.space.metric.log(data, point)
+        """-Log_x(z_i) for each sample, shape=[k, *space.shape] (``geodesics.log_for``)."""
+        return -log_for(self.space)(data, point)
 
     def gradient_sums(self, point):
         """As ``PerSampleLoss.gradient_sums``; with ``affine_logs`` one ``eigh`` per

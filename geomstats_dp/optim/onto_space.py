@@ -101,7 +101,7 @@ def onto_space(space, point):
         floored, _ = floor_spectrum(point)
         return point if floored is None else floored[0]
     if isinstance(space, Hypersphere) and point.ndim == 1:
-        norm = float(gs.linalg.norm(point))
+        norm = math.sqrt(float(point @ point))  # numpy's norm of a vector, one call
         if math.isfinite(norm) and norm > 0 and abs(norm - 1) > SPHERE_TOLERANCE:
             return point / norm
     if isinstance(space, Hyperboloid) and point.ndim == 1:

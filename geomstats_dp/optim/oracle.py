@@ -115,6 +115,10 @@ class GradientOracle:
                                          clip_norm, scale)
         self.n_gradient_evaluations += len(indices)
         sums = self.loss.gradient_sums(point)  # the point's own work, once per query
+        if len(indices) <= MIN_CHUNK_ROWS and not hasattr(sums, "rows"):  # one chunk
+            rows = _row_slice(indices)
+            norms, weighted_sum = sums(self.data[rows])
+            return weighted_sum(scale * self.weights[rows] * clip_factors(norms, clip_norm))
         return clipped_sum_in_chunks(sums, self.data[indices], self.weights[indices],
                                      clip_norm, scale)
 
@@ -180,6 +184,14 @@ class GradientOracle:
             scale=sigma, sensitivity=sensitivity, dim=int(self.loss.space.dim),
             norm=functools.partial(tangent_norm, self.metric, point), adjacency=adjacency,
             sampling_rate=sampling_rate)
+
+
+def _row_slice(indices):
+    """A slice for a single index (a view, cheap on every backend), else the indices."""
+    if len(indices) == 1:
+        index = int(indices[0])
+        return slice(index, index + 1)
+    return indices
 
 
 def tangent_norm(metric, point, tangent_vec):

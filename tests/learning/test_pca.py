@@ -399,3 +399,29 @@ def test_rgd_small_releases_are_given_their_calibrated_noise(monkeypatch):
     for event, share in ((trace_event, 0.02), (variance_event, 0.03)):
         mu = 1 / event.noise_multiplier / math.sqrt(share)
         assert _gdp_delta(epsilon, 1 / mu) == pytest.approx(delta, rel=1e-4)
+
+
+def test_bounded_rows_scales_long_rows_zeroes_non_finite_and_copies_only_then():
+    """Rows within B come back as given (the very array, no copy); otherwise every row
+    has norm min(|z|, B) along z, a non-finite or overflowing row is zero, no warning,
+    and the input is left unchanged."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((50, 6))
+    bound = 1.01 * float(np.linalg.norm(X, axis=1).max())
+    assert _pca_rows.bounded_rows(X, bound) is X
+    X[3] *= 10
+    np.testing.assert_allclose(np.linalg.norm(_pca_rows.bounded_rows(X, bound)[3]), bound,
+                               rtol=1e-13)  # one long finite row alone is scaled too
+    X[5, 2], X[8, 0], X[9] = np.nan, -np.inf, 1e200
+    original = X.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = _pca_rows.bounded_rows(X, bound)
+    np.testing.assert_array_equal(X, original)
+    assert not rows[[5, 8, 9]].any()
+    kept = np.setdiff1d(np.arange(50), [5, 8, 9])
+    norms = np.linalg.norm(original[kept], axis=1)
+    np.testing.assert_allclose(np.linalg.norm(rows[kept], axis=1), np.minimum(norms, bound),
+                               rtol=1e-13)
+    np.testing.assert_allclose(rows[kept] * norms[:, None],
+                               original[kept] * np.minimum(norms, bound)[:, None], rtol=1e-13)

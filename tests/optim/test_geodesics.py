@@ -1,13 +1,26 @@
-"""The closed-form SPD affine geodesics agree with geomstats' exp and log."""
+"""The closed-form geodesics (SPD affine, sphere, hyperboloid, Euclidean) and the ambient
+tangent operations agree with geomstats' maps."""
 
+import warnings
+
+import geomstats.backend as gs
 import numpy as np
 import pytest
+from geomstats.geometry.euclidean import Euclidean
+from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.scalar_product_metric import ScalarProductMetric
 from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.optim.geodesics import Geodesics, SPDAffineGeodesics, geodesics_for
+from geomstats_dp.optim.geodesics import (
+    Geodesics,
+    SPDAffineGeodesics,
+    geodesics_for,
+    log_for,
+    sphere_log,
+)
+from geomstats_dp.optim.tangent_ops import AmbientTangentOps, tangent_ops_for
 
 from .data import cloud, random_tangent
 
@@ -48,11 +61,70 @@ def test_spd_affine_exp_and_interpolation_match_geomstats(scale, n):
 
 def test_other_metrics_use_geomstats():
     space = Hypersphere(2)
+    space.equip_with_metric(ScalarProductMetric(space, 4.0))  # no closed form kept for it
     geodesics = geodesics_for(space)
     assert type(geodesics) is Geodesics
     start, end = to_backend(np.array([1.0, 0, 0])), to_backend(np.array([0, 1.0, 0]))
     middle = to_numpy(geodesics.interpolate(start, end, 0.5))
     np.testing.assert_allclose(middle, [np.sqrt(0.5), np.sqrt(0.5), 0], atol=1e-12)
+
+
+@pytest.mark.parametrize("space", [Hypersphere(4), Hyperboloid(3), Euclidean(5)],
+                         ids=["sphere", "hyperboloid", "euclidean"])
+def test_closed_form_exp_matches_geomstats_at_every_step_length(space):
+    """Tiny steps (geomstats' Taylor branch), ordinary and long ones."""
+    geodesics = geodesics_for(space)
+    assert type(geodesics) is not Geodesics
+    rng = np.random.default_rng(4)
+    base = to_backend(space.random_point())
+    direction = space.to_tangent(to_backend(rng.normal(size=base.shape)), base)
+    direction = direction / space.metric.norm(direction, base)
+    for length in (0.0, 1e-9, 1e-4, 0.3, 2.5):
+        np.testing.assert_allclose(
+            to_numpy(geodesics.exp(length * direction, base)),
+            to_numpy(space.metric.exp(length * direction, base)), rtol=1e-12, atol=1e-14)
+
+
+def test_sphere_log_matches_geomstats_near_and_far():
+    space = Hypersphere(5)
+    rng = np.random.default_rng(5)
+    base = space.random_point()
+    direction = space.to_tangent(to_backend(rng.normal(size=6)), base)
+    direction = direction / space.metric.norm(direction, base)
+    points = gs.stack([base] + [space.metric.exp(length * direction, base)
+                                for length in (1e-7, 1e-3, 1.0, 3.0)]
+                      + list(space.random_point(20)))
+    np.testing.assert_allclose(to_numpy(sphere_log(points, base)),
+                               to_numpy(space.metric.log(points, base)),
+                               rtol=1e-9, atol=1e-13)
+    for row in range(5):  # one record at a time: the scalar route
+        np.testing.assert_allclose(to_numpy(sphere_log(points[row:row + 1], base)),
+                                   to_numpy(space.metric.log(points[row:row + 1], base)),
+                                   rtol=1e-9, atol=1e-13)
+    assert log_for(Hypersphere(5))(points, base).shape == points.shape
+
+
+@pytest.mark.parametrize("space", [Hypersphere(4), Euclidean(5)], ids=["sphere", "euclidean"])
+def test_ambient_tangent_ops_match_geomstats(space):
+    ops = tangent_ops_for(space)
+    assert isinstance(ops, AmbientTangentOps)
+    base = space.random_point()
+    vectors = to_backend(np.random.default_rng(6).normal(size=(7, *base.shape)))
+    tangent = ops.to_tangent(vectors, base)
+    np.testing.assert_allclose(to_numpy(tangent), to_numpy(space.to_tangent(vectors, base)),
+                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(to_numpy(ops.norms(tangent, base)),
+                               to_numpy(space.metric.norm(tangent, base)), rtol=1e-12)
+
+
+def test_ambient_norms_of_non_finite_records_are_non_finite_without_warning():
+    ops = tangent_ops_for(Hypersphere(2))
+    base = to_backend(np.array([1.0, 0.0, 0.0]))
+    vectors = to_backend(np.array([[0.0, 1e200, 0.0], [0.0, np.inf, 1.0], [np.nan, 0, 1]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        norms = to_numpy(ops.norms(ops.to_tangent(vectors, base), base))
+    assert not np.isfinite(norms).any()
 
 
 @pytest.mark.parametrize("n", [2, 3])

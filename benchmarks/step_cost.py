@@ -1,0 +1,192 @@
+"""The cost of one DP-RSGD step (batch of one record) against a minimal numpy step.
+
+The library's step is ``minimize(SquaredDistanceLoss(space), data, MiniBatch(1, C, sigma),
+...)`` (the Frechet mean's per-sample loss: batch draw, gradient -Log_x(z), clipping in
+the Riemannian norm, the stage's tangent Gaussian noise, the exponential map). The
+baseline is the same step written for the purpose in plain numpy: closed-form log and
+exp, the clip, a tangent normal draw, nothing else (no checks, no ledger, one array
+operation per formula), on S^783 and SPD(11) with the affine-invariant metric. Both are
+timed in the same process with ``OMP_NUM_THREADS=1``, their repeats interleaved, and the
+median per-step CPU time kept (``time.process_time``: the time the code itself runs on a
+shared machine; wall time in the CSV). The pytorch rows run the library on the pytorch
+backend (CPU tensors) in a second process, against the same numpy baseline timed there.
+
+Writes ``step_cost.csv`` (one row per space and backend: seconds per step of both, their
+ratio in CPU time, and the load average) and ``step_cost.png``.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from benchmarks.accounting import write_csv
+
+SPHERE_DIM, SPD_SIZE = 783, 11
+CLIP_NORM, NOISE_STD, STEP = 1.0, 0.05, 0.05
+GOALS = {"numpy": 2.0, "pytorch": 3.0}
+
+
+def sphere_data(n_samples=1000, seed=0):
+    """Points of S^783 spread around the north pole (angles about 0.5), seeded."""
+    rng = np.random.default_rng(seed)
+    points = rng.standard_normal((n_samples, SPHERE_DIM + 1)) * 0.02
+    points[:, 0] += 1.0
+    return points / np.linalg.norm(points, axis=1, keepdims=True)
+
+
+def spd_data(n_samples=500, seed=0):
+    """SPD(11) sample covariances of 30 observations, seeded."""
+    rng = np.random.default_rng(seed)
+    observations = rng.standard_normal((n_samples, 30, SPD_SIZE))
+    return np.einsum("nti,ntj->nij", observations, observations) / 30
+
+
+def minimal_sphere_steps(data, n_steps, rng):
+    """n_steps minimal DP-RSGD steps on the sphere from the north pole; the last point."""
+    point = np.zeros(data.shape[1])
+    point[0] = 1.0
+    indices = rng.integers(data.shape[0], size=n_steps)
+    for index in indices:
+        record = data[index]
+        cosine = min(1.0, max(-1.0, float(record @ point)))
+        angle = math.acos(cosine)
+        along = record - cosine * point
+        along_norm = math.sqrt(float(along @ along))
+        gradient = along * (-angle / along_norm) if along_norm > 0 else 0.0 * along
+        if angle > CLIP_NORM:
+            gradient = gradient * (CLIP_NORM / angle)
+        noise = rng.standard_normal(point.shape[0])
+        noise -= float(noise @ point) * point
+        step = -STEP * (gradient + NOISE_STD * noise)
+        length = math.sqrt(float(step @ step))
+        point = math.cos(length) * point + (math.sin(length) / length) * step
+    return point
+
+
+def minimal_spd_steps(data, n_steps, rng):
+    """n_steps minimal DP-RSGD steps on SPD(11) (affine-invariant) from the identity,
+    the iterate's square-root factor carried from step to step; the last point."""
+    size = data.shape[1]
+    factor, inverse = np.eye(size), np.eye(size)
+    indices = rng.integers(data.shape[0], size=n_steps)
+    upper = np.triu_indices(size, 1)
+    for index in indices:
+        vals, vecs = np.linalg.eigh(inverse @ data[index] @ inverse.T)
+        whitened_log = (vecs * np.log(vals)) @ vecs.T  # F^-1 Log_x(z) F^-T
+        norm = math.sqrt(float(np.sum(whitened_log * whitened_log)))
+        gradient = -whitened_log * min(1.0, CLIP_NORM / norm)
+        noise = np.diag(rng.standard_normal(size))
+        noise[upper] = rng.standard_normal(len(upper[0])) / math.sqrt(2)
+        noise = np.triu(noise) + np.triu(noise, 1).T
+        step_vals, step_vecs = np.linalg.eigh(-STEP * (gradient + NOISE_STD * noise))
+        halves = np.exp(step_vals / 2)
+        factor = factor @ (step_vecs * halves)
+        inverse = (step_vecs.T / halves[:, None]) @ inverse
+    return factor @ factor.T
+
+
+def library_steps(space, data, n_steps, seed):
+    """n_steps library DP-RSGD steps (``minimize``, ``MiniBatch(1)``, default sampler)."""
+    from geomstats_dp._backend import to_backend
+    from geomstats_dp.optim import MiniBatch, SquaredDistanceLoss, minimize
+
+    loss = SquaredDistanceLoss(space)
+    checked = loss.check_data(to_backend(data))
+    return minimize(loss, checked, MiniBatch(1, CLIP_NORM, NOISE_STD), n_steps, STEP,
+                    random_state=seed, data_checked=True).point
+
+
+def clocks():
+    """(CPU seconds of the process, wall seconds) now."""
+    return np.array([time.process_time(), time.perf_counter()])
+
+
+def measure(repeats, sphere_steps, spd_steps):
+    """Median (CPU, wall) seconds per step of the library and the minimal step, per space,
+    the variants interleaved over ``repeats``; a dict for the CSV."""
+    from geomstats.geometry.hypersphere import Hypersphere
+    from geomstats.geometry.spd_matrices import SPDMatrices
+
+    cases = {
+        f"S^{SPHERE_DIM}": (Hypersphere(SPHERE_DIM), sphere_data(), minimal_sphere_steps,
+                            sphere_steps),
+        f"SPD({SPD_SIZE})": (SPDMatrices(SPD_SIZE), spd_data(), minimal_spd_steps, spd_steps),
+    }
+    found = {}
+    for name, (space, data, minimal, n_steps) in cases.items():
+        library_steps(space, data, 20, seed=0)  # warm caches (calibration, imports)
+        times = {"library": [], "minimal": []}
+        for repeat in range(repeats):
+            start = clocks()
+            library_steps(space, data, n_steps, seed=repeat)
+            times["library"].append((clocks() - start) / n_steps)
+            start = clocks()
+            minimal(data, n_steps, np.random.default_rng(repeat))
+            times["minimal"].append((clocks() - start) / n_steps)
+        found[name] = {key: np.median(values, axis=0).tolist() for key, values in times.items()}
+    return found
+
+
+def _child(repeats, sphere_steps, spd_steps):
+    """Entry of the measuring process: print ``measure``'s dict as JSON."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        print(json.dumps(measure(repeats, sphere_steps, spd_steps)))
+
+
+def rows(quick):
+    """One row per space and backend, each measured in a fresh process."""
+    repeats, sphere_steps, spd_steps = (3, 200, 50) if quick else (9, 2000, 400)
+    found = []
+    for backend in ("numpy", "pytorch"):
+        env = dict(os.environ, GEOMSTATS_BACKEND=backend, OMP_NUM_THREADS="1")
+        output = subprocess.run(
+            [sys.executable, "-c",
+             f"import benchmarks.step_cost as m; m._child({repeats}, {sphere_steps}, {spd_steps})"],
+            env=env, capture_output=True, text=True, check=True).stdout
+        for space, times in json.loads(output.strip().splitlines()[-1]).items():
+            (cpu, wall), (cpu_minimal, wall_minimal) = times["library"], times["minimal"]
+            row = {"space": space, "backend": backend,
+                   "library_step_seconds": cpu, "minimal_step_seconds": cpu_minimal,
+                   "ratio": cpu / cpu_minimal, "goal": GOALS[backend],
+                   "wall_ratio": wall / wall_minimal,
+                   "loadavg_1min": round(os.getloadavg()[0], 2)}
+            print(f"  {space} {backend}: {1e6 * cpu:.0f} us / {1e6 * cpu_minimal:.0f} us "
+                  f"= {row['ratio']:.2f} (wall {row['wall_ratio']:.2f}); "
+                  f"load {row['loadavg_1min']}", flush=True)
+            found.append(row)
+    return found
+
+
+def plot(path, found):
+    """Library step over minimal step per space and backend, with the goals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{row['space']}\n{row['backend']}" for row in found]
+    fig, axis = plt.subplots(figsize=(6, 3.2))
+    axis.bar(range(len(found)), [row["ratio"] for row in found], color="tab:blue")
+    axis.scatter(range(len(found)), [row["goal"] for row in found], marker="_", s=600,
+                 color="black", label="goal")
+    axis.set_xticks(range(len(found)), labels)
+    axis.set_ylabel("library step / minimal numpy step (CPU)")
+    axis.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run(output_dir, quick=False):
+    """Write ``step_cost[_quick].csv`` and ``.png``."""
+    found = rows(quick)
+    path = output_dir / ("step_cost_quick" if quick else "step_cost")
+    plot(path.with_suffix(".png"), found)
+    write_csv(path.with_suffix(".csv"), found)
