@@ -39,6 +39,7 @@ from geomstats_dp.learning._local_completion import complete_rows, fit_users
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
+    default_n_iter,
 )
 from geomstats_dp.optim import PerSampleLoss
 
@@ -229,7 +230,8 @@ class PrivateMatrixCompletion(PrivateERM):
     """
 
     _FITTED = MC_FITTED
-    _MECHANISMS = {"als": AlternatingLeastSquaresRelease, **PrivateERM._MECHANISMS}
+    _MECHANISMS = {"als": lambda est, n_samples, weights: est._als_mechanism(),
+                   **PrivateERM._MECHANISMS}
 
     def __init__(self, rank=3, epsilon=1.0, delta=1e-5, clip_norm=None, method="als",
                  rating_range=None, regularization=None, offset=None, n_iter=None,
@@ -351,6 +353,16 @@ class PrivateMatrixCompletion(PrivateERM):
                 "(low, high) or clip_norm"
             )
         return float(np.sqrt(3 / 8) * self._half_width() ** 2)
+
+    def _als_mechanism(self):
+        """The DP-ALS spec of this fit (public quantities only)."""
+        return AlternatingLeastSquaresRelease(
+            rank=self.rank, epsilon=self.epsilon, delta=self.delta,
+            clip_norm=self._als_clip_norm(),
+            n_iter=self.n_iter or default_n_iter(self.epsilon, self.delta),
+            regularization=self._regularization(), half_width=self._half_width(),
+            rating_range=self.rating_range, offset=self._offset(),
+            label=type(self).__name__)
 
     def _half_width(self):
         """h: the largest distance of the public range's ends from the offset; without a

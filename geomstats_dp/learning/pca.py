@@ -199,7 +199,10 @@ class PrivatePCA(TransformerMixin, PrivateERM):
         ``clip_norm_`` None for analyze_gauss).
     """
 
-    _MECHANISMS = {"auto": None, "analyze_gauss": AnalyzeGaussRelease,
+    _MECHANISMS = {"auto": None,
+                   "analyze_gauss": lambda est, n_samples, weights: AnalyzeGaussRelease(
+                       n_samples, est.n_components, est._data_norm, est.epsilon,
+                       est.delta, est._mean_share, type(est).__name__),
                    "rgd": PCAGradientRelease}  # "auto": resolved by _choose_method
     _FITTED = PCA_FITTED
 

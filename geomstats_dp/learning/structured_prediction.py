@@ -356,7 +356,13 @@ class PrivateStructuredPrediction(PrivateEstimator):
                       bandwidth_=bandwidth,
                       regularization_=self.regularization or ROW_REGULARIZATION)
             return self
-        mechanism = self._MECHANISMS[self.method](self, len(targets))
+        if self.clip_norm is None:
+            raise ValueError(
+                "method='labels' needs clip_norm, a public bound D on the targets' "
+                "distance to base_point (farther targets are pulled in to D)"
+            )
+        mechanism = TangentLabelRelease(self.space, len(targets), float(self.clip_norm),
+                                        self.epsilon, self.delta, self.base_point)
         fitted = run_release(mechanism, budget, targets, None, self.random_state,
                              self.secure)
         dim = int(self.space.dim)
