@@ -7,7 +7,11 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
 )
 from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
-from geomstats_dp.learning.mechanisms.base import Mechanism, ReleaseMechanism, run_release
+from geomstats_dp.learning.mechanisms.base import (
+    Mechanism,
+    ReleaseMechanism,
+    run_release,
+)
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease

@@ -34,12 +34,12 @@ from geomstats_dp.learning._gradient_plan import (
     plan_gradient_release,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
-from geomstats_dp.learning.mechanisms.loss_checks import probe_loss
 from geomstats_dp.learning.mechanisms.clip_bound import (
     AutoClip,
     clip_events,
     resolve_clip_norm,
 )
+from geomstats_dp.learning.mechanisms.loss_checks import probe_loss
 from geomstats_dp.optim import SquaredDistanceLoss, minimize
 from geomstats_dp.optim.initial_point import check_init_point
 from geomstats_dp.optim.schedules import step_size_values
