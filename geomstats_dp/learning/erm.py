@@ -19,11 +19,10 @@ from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
-from geomstats_dp.learning._diagnostics import noise_ratio
-from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.choice import choose_point_method
-from geomstats_dp.learning.mechanisms.gradient import GradientRelease
+from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
+from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.optim import (
     OUTPUTS,
@@ -232,8 +231,7 @@ class PrivateERM(PrivateEstimator):
             )
         n_public = self.dataset_size if self._poisson else len(data)
         method = self._resolved_method = self._choose_method(n_public)
-        mechanism = self._MECHANISMS[method](self, n_public, weights)
-        self._start_point()  # every method refuses a start off the space, before the budget
+        mechanism = self._mechanism(method, n_public, weights)
         if is_dask_array(data) and not mechanism.reads_dask:
             raise TypeError(
                 f"method={method!r} does not read Dask arrays; pass X in memory "
@@ -246,6 +244,63 @@ class PrivateERM(PrivateEstimator):
         for name, value in fitted.items():
             setattr(self, name, value)
         return self
+
+    # -- the mechanisms ------------------------------------------------------------------
+
+    def _mechanism(self, method, n_samples, weights):
+        """The spec of ``method``'s release, from public quantities only (every method
+        refuses a start off the space here, before the budget)."""
+        mechanism = self._MECHANISMS[method]
+        if mechanism is GradientRelease:
+            return self._gradient_spec(method, n_samples, weights)
+        if mechanism in (TangentRelease, TwoStageRelease):
+            return mechanism(
+                space=self.space, loss=self._make_loss(), n_samples=n_samples,
+                epsilon=self.epsilon, delta=self.delta,
+                steps_epsilon=self._optimisation_epsilon, clip_norm=self._clip_spec(),
+                init_point=self._start_point(), weights=weights,
+                noise_method=self.noise_method, smoothness=self._smoothness(),
+                label=type(self).__name__)
+        self._start_point()
+        return mechanism(self, n_samples, weights)
+
+    def _clip_spec(self):
+        """``clip_norm`` as a mechanism takes it: a float, ``AutoClip`` or None."""
+        if self._auto_clip:
+            return AutoClip(self.clip_quantile, self.epsilon * self.clip_budget_fraction)
+        return self.clip_norm
+
+    def _gradient_spec(self, method, n_samples, weights):
+        """The ``GradientRelease`` of ``method`` ("rgd", "rsgd", "rsvrg")."""
+        n_iter, batch_size, inner_steps, output = self._settings(n_samples)
+        return GradientRelease(
+            space=self.space, loss=self._make_loss(), n_samples=n_samples,
+            epsilon=self._optimisation_epsilon, delta=self.delta, method=method,
+            n_iter=n_iter, clip_norm=self._clip_spec(), init_point=self._start_point(),
+            step_size=self.step_size, batch_size=batch_size, inner_steps=inner_steps,
+            clip_norm_single=self.clip_norm_single, sampling=self.sampling, output=output,
+            weights=weights, noise_method=self.noise_method, smoothness=self._smoothness(),
+            label=type(self).__name__, verbose=self.verbose,
+            **self._inherited_rules(n_samples))
+
+    def _inherited_rules(self, n_samples):
+        """Transitional: ``PrivatePCA`` and ``PrivateMatrixCompletion`` still inherit this
+        class and define ``_preliminary_events``/``_prepare``/``_default_step_size``/
+        ``_noise_ratio``; they pass to ``GradientRelease`` as its ``preliminary``,
+        ``step_rule`` and ``ratio_rule`` until those estimators build the spec themselves.
+        """
+        rules = {}
+        if hasattr(self, "_prepare"):
+            events = tuple(getattr(self, "_preliminary_events", lambda n: ())(n_samples))
+            rules["preliminary"] = Preliminary(
+                events, lambda data, rng: (*self._prepare(data, rng), None))
+        if hasattr(self, "_default_step_size"):
+            rules["step_rule"] = lambda m, c, stds, context: self._default_step_size(
+                m, c, stds)
+        if hasattr(self, "_noise_ratio"):
+            rules["ratio_rule"] = lambda steps, stds, c, out, context: self._noise_ratio(
+                steps, stds, c, out)
+        return rules
 
     # -- hooks of the subclasses -------------------------------------------------------
 
@@ -309,33 +364,9 @@ class PrivateERM(PrivateEstimator):
         """The method run: ``method`` as resolved by the last fit's ``_choose_method``."""
         return self.__dict__.get("_resolved_method", self.method)
 
-    def _default_step_size(self, inner_steps, clip_norm, noise_stds):
-        """The default schedule (``_defaults.default_step_size``, divided by
-        ``_smoothness``)."""
-        return _defaults.default_step_size(self._method, inner_steps, clip_norm, noise_stds,
-                                           int(self.space.dim), self._smoothness())
-
-    def _noise_ratio(self, step_sizes, noise_stds, clip_norm, output):
-        """The public noise ratio of a gradient run (``learning._diagnostics``)."""
-        return noise_ratio(step_sizes, noise_stds, int(self.space.dim), clip_norm, output)
-
     def _smoothness(self):
         """Curvature scale of the loss relative to d^2 / 2; default steps divide by it."""
         return 1.0
-
-    def _preliminary_events(self, n_samples):
-        """Releases a subclass makes from the data before the optimisation (events)."""
-        return ()
-
-    def _prepare(self, data, rng):
-        """Make the preliminary releases and return the data the optimisation reads.
-
-        Called once the budget is checked and the values are checked; returns
-        ``(data, fitted)`` with the preliminary releases as fitted attributes.
-        """
-        return data, {}
-
-    # -- the pipeline ------------------------------------------------------------------
 
     def _check_params(self):
         """Validate the parameters (before any data is read)."""
@@ -399,10 +430,6 @@ class PrivateERM(PrivateEstimator):
             self._method, n_samples, int(self.space.dim), self.epsilon, self.delta
         )
         output = self.output or _defaults.default_output(self._method)
-        if self._method == "rsgd" and batch_size > n_samples:
-            raise ValueError(
-                f"batch_size must be <= the number of samples {n_samples}, got {batch_size}"
-            )
         return n_iter, batch_size, inner_steps, output
 
     @property
@@ -412,14 +439,3 @@ class PrivateERM(PrivateEstimator):
             return self.epsilon * (1 - self.clip_budget_fraction)
         return self.epsilon
 
-    def _plan(self, n_samples, weights, n_iter, batch_size, inner_steps, clip_norm):
-        """The calibrated strategy and privacy events of this run."""
-        clip_norm_single = self.clip_norm_single or (
-            _defaults.SVRG_SINGLE_CLIP_RATIO * clip_norm
-        )
-        rate = batch_size / n_samples if self._poisson else None
-        return plan_gradient_release(
-            self._method, self._optimisation_epsilon, self.delta, n_samples, n_iter, clip_norm,
-            batch_size, inner_steps, clip_norm_single, self.sampling,
-            label=type(self).__name__, weights=weights, sampling_rate=rate,
-        )

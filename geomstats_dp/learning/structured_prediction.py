@@ -492,9 +492,9 @@ def _check_features(X, name, n_features=None):
 def _row_events(estimator, n_samples):
     """The privacy events of one row's run, from public quantities only."""
     estimator._check_params()
-    n_iter, batch_size, inner_steps, _ = estimator._settings(n_samples)
     clip_norm = estimator.clip_norm or 1.0  # the events do not depend on C
-    return estimator._plan(n_samples, None, n_iter, batch_size, inner_steps, clip_norm).events
+    spec = estimator._gradient_spec(estimator.method, n_samples, None)
+    return spec.plan_for(clip_norm).events
 
 
 def _rgd_step(noise_multiplier, max_weight, dim):

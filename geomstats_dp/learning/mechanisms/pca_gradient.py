@@ -20,12 +20,12 @@ from geomstats_dp.learning._pca_rows import (
     second_moment_sensitivity,
     stage_of,
 )
-from geomstats_dp.learning.mechanisms.gradient import GradientRelease
+from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
 
 LABEL = "variances"
 
 
-class PCAGradientRelease(GradientRelease):
+class PCAGradientRelease(ReleaseMechanism):
     """``GradientRelease`` on PCA's loss plus the released ``explained_variance_``.
 
     Warns (public quantities only) when the default schedule cannot converge
@@ -33,16 +33,18 @@ class PCAGradientRelease(GradientRelease):
 
     def __init__(self, estimator, n_samples, weights=None):
         super().__init__(estimator, n_samples, weights)
+        self.gradient = estimator._gradient_spec("rgd", n_samples, weights)
         self.variance_event = estimator._release_event(
             LABEL, second_moment_sensitivity(estimator._data_norm, n_samples))
-        estimator._warn_if_cannot_converge(self.settings[0], self.plan.strategy.noise_stds)
+        estimator._warn_if_cannot_converge(self.gradient.resolved_n_iter,
+                                           self.gradient.plan.strategy.noise_stds)
 
     def events(self):
-        return super().events() + (self.variance_event,)
+        return self.gradient.events() + (self.variance_event,)
 
     def release(self, data, weights, rng):
         est = self.estimator
-        fitted = super().release(data, weights, rng)
+        fitted = self.gradient.release(data, weights, rng)
         basis = to_numpy(fitted["estimate_"]).reshape(est._n_features, -1)
         rows = est._rows(_dask.numpy_or_dask(data), fitted["mean_"])
         event = self.variance_event
