@@ -2,16 +2,21 @@
 Stiefel manifold (``learning.mechanisms.analyze_gauss``, ``mechanisms.pca_gradient``).
 """
 
-from numbers import Integral, Real
-
 import geomstats.backend as gs
 import numpy as np
 from sklearn.base import TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp._validation import check_finite_array
+from geomstats_dp._validation import (
+    BUDGET,
+    PROBABILITY,
+    RANDOM_STATE,
+    PositiveFinite,
+    PositiveInt,
+    check_finite_array,
+)
 from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
@@ -19,12 +24,11 @@ from geomstats_dp.learning.erm import GRADIENT_FITTED
 from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
 from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.pca_gradient import (
-    PCALoss,
     PCAGradientRelease,
+    PCALoss,
     start_basis,
 )
 from geomstats_dp.optim import OUTPUTS
-from geomstats_dp.privacy import PrivacyBudget
 
 __all__ = ["PCALoss", "PrivatePCA", "auto_method", "explained_variance_ratio",
            "start_basis"]
@@ -37,9 +41,6 @@ PCA_FITTED = GRADIENT_FITTED + ("components_", "mean_", "explained_variance_",
 MECHANISMS = {"analyze_gauss": AnalyzeGaussRelease, "rgd": PCAGradientRelease}
 # method="auto": "rgd" above this number of features (``auto_method``)
 AUTO_MAX_FEATURES = 4096
-POSITIVE = Interval(Real, 0, np.inf, closed="neither")
-PROBABILITY = Interval(Real, 0, 1, closed="neither")
-RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"), np.random.Generator]
 
 
 class PrivatePCA(TransformerMixin, PrivateEstimator):
@@ -144,18 +145,18 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
 
     _FITTED = PCA_FITTED
     _parameter_constraints = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "epsilon": [POSITIVE],
-        "delta": [PROBABILITY],
-        "data_norm": [POSITIVE, None],
+        "n_components": [PositiveInt()],
+        "epsilon": [PositiveFinite()],
+        "delta": PROBABILITY,
+        "data_norm": [PositiveFinite(), None],  # None: refused with its own message
         "centered": ["boolean"],
-        "mean_budget_fraction": [PROBABILITY],
+        "mean_budget_fraction": PROBABILITY,
         "method": [StrOptions({"auto", *MECHANISMS})],
-        "n_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "step_size": [POSITIVE, callable, None],
+        "n_iter": [PositiveInt(), None],
+        "step_size": [PositiveFinite(), callable, None],
         "output": [StrOptions(set(OUTPUTS)), None],
         "noise_method": [StrOptions(set(NOISE_METHODS))],
-        "budget": [PrivacyBudget, None],
+        "budget": BUDGET,
         "random_state": RANDOM_STATE,
         "secure": ["boolean"],
         "verbose": ["verbose"],

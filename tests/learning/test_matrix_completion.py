@@ -11,11 +11,11 @@ from sklearn.base import clone
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions.grassmann_bases import GrassmannBases
 from geomstats_dp.learning import PrivateMatrixCompletion
-from geomstats_dp.learning.matrix_completion import (
+from geomstats_dp.learning._completion_loss import (
     MatrixCompletionLoss,
     least_squares_coefficients,
-    rmse,
 )
+from geomstats_dp.learning.matrix_completion import rmse
 from geomstats_dp.learning.mechanisms import alternating_least_squares as als
 from geomstats_dp.privacy import PrivacyBudget, calibrate_gaussian
 from tests.optim.spies import TangentGaussianSpy
@@ -132,11 +132,17 @@ def test_neighbours_share_every_public_attribute():
     (np.ones((5, 3, 2)), {}, ValueError, r"X must have shape \[n_users, n_items\]"),
     (np.ones((5, 3)), {"rank": 3}, ValueError, "rank must be < n_items = 3"),
     (np.ones((5, 3)), {"rank": 1, "rating_range": (5, 1)}, ValueError,
-     r"rating_range must be None or \(low, high\)"),
-    (np.ones((5, 3)), {"rank": 1, "offset": np.nan}, ValueError, "offset must be"),
+     r"'rating_range' parameter of PrivateMatrixCompletion must be \(low, high\)"),
+    (np.ones((5, 3)), {"rank": 1, "offset": np.nan}, ValueError,
+     "'offset' parameter of PrivateMatrixCompletion must be"),
     (np.array([["a", "b"], ["c", "d"]]), {"rank": 1}, TypeError, "X must hold real numbers"),
-    (np.ones((5, 3)), {"rank": 1, "clip_norm": "auto"}, ValueError, "clip_norm must be"),
+    (np.ones((5, 3)), {"rank": 1, "clip_norm": "auto"}, ValueError,
+     "'clip_norm' parameter of PrivateMatrixCompletion must be"),
     (np.ones((5, 3)), {"rank": 1, "regularization": -1.0}, ValueError, "regularization"),
+    (np.ones((5, 3)), {"rank": 1, "method": "tangent"}, ValueError,
+     "'method' parameter of PrivateMatrixCompletion must be"),
+    (np.ones((5, 3)), {"rank": 1, "method": "rsgd", "sampling": "poisson"}, ValueError,
+     "pass dataset_size"),
 ])
 def test_bad_input_names_the_argument_and_charges_nothing(X, params, error, message):
     budget = PrivacyBudget(1.0, 1e-5)
