@@ -2,6 +2,8 @@
 Stiefel manifold (``learning.mechanisms.analyze_gauss``, ``mechanisms.pca_gradient``).
 """
 
+from typing import ClassVar
+
 import geomstats.backend as gs
 import numpy as np
 from sklearn.base import TransformerMixin
@@ -144,7 +146,7 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
     """
 
     _FITTED = PCA_FITTED
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_components": [PositiveInt()],
         "epsilon": [PositiveFinite()],
         "delta": PROBABILITY,
