@@ -12,9 +12,9 @@ from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning import PrivateStructuredPrediction
-from geomstats_dp.learning.structured_prediction import (
+from geomstats_dp.learning._kernel_ridge import kernel_weights
+from geomstats_dp.learning._weighted_distance import (
     WeightedSquaredDistanceLoss,
-    kernel_weights,
     nonprivate_prediction,
 )
 from geomstats_dp.optim import PairedSamples
@@ -68,7 +68,7 @@ def test_huge_epsilon_gives_the_weighted_frechet_mean_with_negative_weights():
     (weights,) = estimator.fit(X, Y).weights(X_new)
     assert weights.min() < -0.01 and weights.sum() == pytest.approx(1.0)  # -0.016 to -0.11 over 200 seed blocks
     (prediction,) = to_numpy(estimator.predict(X_new))
-    (event,) = estimator.events_
+    (event,) = estimator.predict_events_
     expected = _karcher(weights, Y, n_iter=100, step=0.8)
     # the accountant's noise at epsilon = 1e9 is small but not zero: 5 of its sigmas
     assert event.noise_std < 1e-2
@@ -83,11 +83,14 @@ def test_each_row_is_charged_and_rows_compose():
     X, Y = _data()
     budget = PrivacyBudget(20.0, 1e-4)
     estimator = _estimator(epsilon=4.0, n_iter=20, budget=budget).fit(X, Y)
-    assert budget.events == ()  # fit releases nothing
+    assert budget.events == ()  # fit releases nothing, and records no release
+    assert not hasattr(estimator, "events_") and not hasattr(estimator, "budget_")
     estimator.predict(np.array([[0.2], [0.4]]))
-    assert len(budget.events) == 2 and estimator.events_ == budget.events
+    assert len(budget.events) == 2 and estimator.predict_events_ == budget.events
+    assert estimator.predict_budget_ is budget
     estimator.predict(np.array([[0.6]]))
-    assert len(budget.events) == 3
+    assert len(budget.events) == 3 and estimator.predict_events_ == budget.events[2:]
+    assert not hasattr(estimator, "events_")  # fit's attributes are left as they are
     # independent accountant: each row is 20 Gaussian steps of multiplier z, i.e.
     # mu = sqrt(20) / z; three rows compose to mu sqrt(3)
     mu = math.sqrt(3 * 20) / estimator.noise_multiplier_
@@ -105,7 +108,7 @@ def test_refused_beyond_the_budget_before_anything_is_computed(monkeypatch):
     with pytest.raises(BudgetExceededError):
         estimator.predict(np.array([[0.2], [0.4]]))  # two rows of epsilon 1 > 1.5
     assert budget.events == () and calls == []
-    assert not hasattr(estimator, "events_")
+    assert not hasattr(estimator, "predict_events_")
 
 
 def test_noise_drawn_is_the_calibrated_noise(monkeypatch):
@@ -117,7 +120,7 @@ def test_noise_drawn_is_the_calibrated_noise(monkeypatch):
     weights = estimator.weights(X_new)
     estimator.predict(X_new)
     max_weights = np.abs(weights).max(axis=1)
-    sensitivities = [event.sensitivity for event in estimator.events_]
+    sensitivities = [event.sensitivity for event in estimator.predict_events_]
     assert np.allclose(sensitivities, 2 * max_weights * CLIP, rtol=1e-12)
     assert np.allclose(estimator.clip_norms_, len(X) * max_weights * CLIP, rtol=1e-12)
     expected = np.repeat(estimator.noise_multiplier_ * 2 * max_weights * CLIP, 50)
@@ -138,7 +141,7 @@ def test_neighbouring_targets_give_identical_public_outputs():
         run.predict(X_new)
     assert np.array_equal(runs[0].clip_norms_, runs[1].clip_norms_)
     assert runs[0].noise_multiplier_ == runs[1].noise_multiplier_
-    assert runs[0].events_ == runs[1].events_
+    assert runs[0].predict_events_ == runs[1].predict_events_
 
 
 def test_bad_input_raises_before_anything_is_charged():
