@@ -17,33 +17,28 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp._validation import (
-    BUDGET,
-    PROBABILITY,
-    RANDOM_STATE,
-    PositiveFinite,
-    PositiveInt,
-    _Constraint,
-)
+from geomstats_dp._validation import PositiveFinite, PositiveInt, _Constraint
 from geomstats_dp.distributions.grassmann_bases import GrassmannBases
-from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._completion_loss import MatrixCompletionLoss, check_ratings
 from geomstats_dp.learning._data import check_array, check_sample_count
+from geomstats_dp.learning._gradient_methods import (
+    GRADIENT_CONSTRAINTS,
+    GRADIENT_FITTED,
+    check_cross_params,
+    public_size,
+)
 from geomstats_dp.learning._gradient_plan import GRADIENT_METHODS
 from geomstats_dp.learning._local_completion import (
     centred_ratings,
     complete_rows,
     fit_users,
 )
-from geomstats_dp.learning.erm import GRADIENT_FITTED
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
     default_n_iter,
 )
-from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
-from geomstats_dp.optim import OUTPUTS
 
 __all__ = ["MatrixCompletionLoss", "PrivateMatrixCompletion", "rmse"]
 
@@ -199,26 +194,16 @@ class PrivateMatrixCompletion(PrivateEstimator):
 
     _FITTED = MC_FITTED
     _parameter_constraints: ClassVar[dict] = {
+        **{name: GRADIENT_CONSTRAINTS[name] for name in (
+            "epsilon", "delta", "n_iter", "step_size", "batch_size", "inner_steps",
+            "sampling", "dataset_size", "output", "noise_method", "budget", "random_state",
+            "secure", "verbose")},
         "rank": [PositiveInt()],
-        "epsilon": [PositiveFinite()],
-        "delta": PROBABILITY,
         "clip_norm": [PositiveFinite(), None],
         "method": [StrOptions({"als", *GRADIENT_METHODS})],
         "rating_range": [RatingRange(), None],
         "regularization": [PositiveFinite(), None],
         "offset": [Interval(Real, -np.inf, np.inf, closed="neither"), None],
-        "n_iter": [PositiveInt(), None],
-        "step_size": [PositiveFinite(), callable, None],
-        "batch_size": [PositiveInt(), None],
-        "inner_steps": [PositiveInt(), None],
-        "sampling": [StrOptions({"without_replacement", "poisson"})],
-        "dataset_size": [PositiveInt(), None],
-        "output": [StrOptions(set(OUTPUTS)), None],
-        "noise_method": [StrOptions(set(NOISE_METHODS))],
-        "budget": BUDGET,
-        "random_state": RANDOM_STATE,
-        "secure": ["boolean"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, rank=3, epsilon=1.0, delta=1e-5, clip_norm=None, method="als",
@@ -263,51 +248,35 @@ class PrivateMatrixCompletion(PrivateEstimator):
         -------
         self
         """
-        budget = self._start_fit(self.epsilon, self.delta)
         self._check_params()
+        budget = self._start_fit(self.epsilon, self.delta)
         data = self._check_input(X)
         n_users, n_items = data.shape
         if self.method == "als":
             mechanism = self._als_mechanism()
         else:
-            mechanism = self._gradient_mechanism(n_users, n_items)
-        fitted = run_release(mechanism, budget, data, None, self.random_state,
-                             self.secure)
+            mechanism = self._gradient_mechanism(public_size(self, n_users), n_items)
+        return self._fit_release(budget, self.method, mechanism, data, None)
+
+    def _finish(self, fitted):
+        """The item side users complete their rows with (zero offsets and the basis
+        itself for the gradient methods)."""
         basis = to_numpy(fitted["estimate_"])
         fitted.setdefault("components_", basis.T.copy())
         fitted.setdefault("item_factors_", basis)
         fitted.setdefault("item_offsets_", np.zeros(len(basis)))
-        fitted.update(n_features_in_=n_items, budget_=budget, method_=self.method)
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        return self
-
-    @property
-    def _poisson(self):
-        return self.method == "rsgd" and self.sampling == "poisson"
+        fitted["n_features_in_"] = len(basis)
+        return fitted
 
     def _check_params(self):
         """The parameters, declaratively, then the rules across them (before the data)."""
         self._validate_params()
-        if self.secure and self.random_state is not None:
-            raise ValueError(
-                "secure=True draws from the operating system's entropy; "
-                f"random_state must be None, got {self.random_state!r}"
-            )
+        check_cross_params(self)
         if self.method == "als" and self.clip_norm is None and self.rating_range is None:
             raise ValueError(
                 "method='als' needs a public bound on the ratings: pass rating_range="
                 "(low, high) or clip_norm"
             )
-        if self._poisson:
-            if self.dataset_size is None:
-                raise ValueError(
-                    "sampling='poisson' is analysed under add/remove adjacency, where the "
-                    "number of users is private: pass dataset_size, a declared public size"
-                )
-            if self.batch_size is not None and self.batch_size > self.dataset_size:
-                raise ValueError(f"batch_size must be <= dataset_size={self.dataset_size},"
-                                 f" got {self.batch_size}")
 
     def _check_input(self, X):
         """Shape checks of the ratings (their values are checked by the release)."""
@@ -329,10 +298,9 @@ class PrivateMatrixCompletion(PrivateEstimator):
             rating_range=self.rating_range, offset=self._offset(),
             label=type(self).__name__)
 
-    def _gradient_mechanism(self, n_users, n_items):
+    def _gradient_mechanism(self, n_samples, n_items):
         """The gradient release on the Grassmannian (public quantities only)."""
         space = GrassmannBases(n_items, self.rank)
-        n_samples = self.dataset_size if self._poisson else n_users
         return GradientRelease(
             space=space, loss=MatrixCompletionLoss(space, self._regularization()),
             n_samples=n_samples, epsilon=self.epsilon, delta=self.delta,

@@ -12,25 +12,23 @@ from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp._validation import (
-    BUDGET,
     PROBABILITY,
-    RANDOM_STATE,
     PositiveFinite,
     PositiveInt,
     check_finite_array,
 )
-from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
-from geomstats_dp.learning.erm import GRADIENT_FITTED
+from geomstats_dp.learning._gradient_methods import (
+    GRADIENT_CONSTRAINTS,
+    GRADIENT_FITTED,
+)
 from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
-from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.pca_gradient import (
     PCAGradientRelease,
     PCALoss,
     start_basis,
 )
-from geomstats_dp.optim import OUTPUTS
 
 __all__ = ["PCALoss", "PrivatePCA", "auto_method", "explained_variance_ratio",
            "start_basis"]
@@ -147,21 +145,14 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
 
     _FITTED = PCA_FITTED
     _parameter_constraints: ClassVar[dict] = {
+        **{name: GRADIENT_CONSTRAINTS[name] for name in (
+            "epsilon", "delta", "n_iter", "step_size", "output", "noise_method", "budget",
+            "random_state", "secure", "verbose")},
         "n_components": [PositiveInt()],
-        "epsilon": [PositiveFinite()],
-        "delta": PROBABILITY,
         "data_norm": [PositiveFinite(), None],  # None: refused with its own message
         "centered": ["boolean"],
         "mean_budget_fraction": PROBABILITY,
         "method": [StrOptions({"auto", *MECHANISMS})],
-        "n_iter": [PositiveInt(), None],
-        "step_size": [PositiveFinite(), callable, None],
-        "output": [StrOptions(set(OUTPUTS)), None],
-        "noise_method": [StrOptions(set(NOISE_METHODS))],
-        "budget": BUDGET,
-        "random_state": RANDOM_STATE,
-        "secure": ["boolean"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, n_components=1, epsilon=1.0, delta=1e-5, data_norm=None,
@@ -200,8 +191,8 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
         -------
         self
         """
-        budget = self._start_fit(self.epsilon, self.delta)
         self._check_params()
+        budget = self._start_fit(self.epsilon, self.delta)
         data = self._check_input(X)
         n_samples, n_features = data.shape
         method = self.method if self.method != "auto" else auto_method(n_features)
@@ -210,17 +201,17 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
             data_norm=float(self.data_norm), epsilon=self.epsilon, delta=self.delta,
             mean_share=0.0 if self.centered else self.mean_budget_fraction,
             label=type(self).__name__, **self._gradient_settings(method, n_features))
-        fitted = run_release(mechanism, budget, data, None, self.random_state,
-                             self.secure)
+        return self._fit_release(budget, method, mechanism, data, None)
+
+    def _finish(self, fitted):
+        """The scikit-learn attributes of the released basis, mean and variances."""
+        n_features = len(fitted["mean_"])
         fitted["components_"] = gs.transpose(
             gs.reshape(to_backend(to_numpy(fitted["estimate_"])), (n_features, -1)))
         for name in ("mean_", "explained_variance_", "explained_variance_ratio_"):
             fitted[name] = to_backend(fitted[name])
-        fitted.update(data_norm_=float(self.data_norm), n_features_in_=n_features,
-                      budget_=budget, method_=method)
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        return self
+        fitted.update(data_norm_=float(self.data_norm), n_features_in_=n_features)
+        return fitted
 
     def _gradient_settings(self, method, n_features):
         """The settings only DP-RGD takes."""

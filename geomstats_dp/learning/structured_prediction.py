@@ -16,16 +16,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import StrOptions
 
 from geomstats_dp._backend import get_rng, to_backend, to_numpy
-from geomstats_dp._validation import (
-    BUDGET,
-    PROBABILITY,
-    RANDOM_STATE,
-    HasMetric,
-    PositiveFinite,
-    PositiveInt,
-    check_finite_array,
-)
-from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
+from geomstats_dp._validation import HasMetric, PositiveFinite, check_finite_array
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import (
     check_array,
@@ -35,6 +26,7 @@ from geomstats_dp.learning._data import (
 )
 from geomstats_dp.learning._defaults import RGD_STEP_SIZE
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
+from geomstats_dp.learning._gradient_methods import GRADIENT_CONSTRAINTS
 from geomstats_dp.learning._kernel_ridge import (
     kernel_ridge_coefficients,
     kernel_weights,
@@ -181,24 +173,15 @@ class PrivateStructuredPrediction(PrivateEstimator):
                "events_", "noise_multiplier_", "labels_", "base_point_", "noise_ratio_",
                "clip_norms_", "predict_budget_", "predict_events_")
     _parameter_constraints: ClassVar[dict] = {
+        **{name: GRADIENT_CONSTRAINTS[name] for name in (
+            "epsilon", "delta", "n_iter", "step_size", "batch_size", "inner_steps",
+            "init_point", "noise_method", "budget", "random_state", "secure", "verbose")},
         "space": [HasMetric()],
         "bandwidth": [PositiveFinite(), None],
         "regularization": [PositiveFinite(), None],
-        "epsilon": [PositiveFinite()],
-        "delta": PROBABILITY,
         "clip_norm": [PositiveFinite(), None],
         "method": [StrOptions(set(RELEASED_AT))],
         "base_point": ["array-like", None],
-        "n_iter": [PositiveInt(), None],
-        "step_size": [PositiveFinite(), callable, None],
-        "batch_size": [PositiveInt(), None],
-        "inner_steps": [PositiveInt(), None],
-        "init_point": ["array-like", None],
-        "noise_method": [StrOptions(set(NOISE_METHODS))],
-        "budget": BUDGET,
-        "random_state": RANDOM_STATE,
-        "secure": ["boolean"],
-        "verbose": ["verbose"],
     }
     # fit releases nothing and checks the targets: a search planning it reads them
     _planning_reads_data = True
@@ -242,8 +225,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
         -------
         self
         """
-        budget = self._start_fit(self.epsilon, self.delta)
         self._check_params()
+        budget = self._start_fit(self.epsilon, self.delta)
         features, targets = self._check_input(X, Y)
         bandwidth = self.bandwidth or median_bandwidth(features)
         if RELEASED_AT[self.method] == "predict":
