@@ -6,18 +6,12 @@ import math
 import numpy as np
 import pytest
 from geomstats.geometry.hyperboloid import Hyperboloid
-from sklearn.kernel_ridge import KernelRidge
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning import PrivateStructuredPrediction
-from geomstats_dp.learning._kernel_ridge import kernel_weights
-from geomstats_dp.learning._weighted_distance import (
-    WeightedSquaredDistanceLoss,
-    nonprivate_prediction,
-)
-from geomstats_dp.optim import PairedSamples
+from geomstats_dp.learning._weighted_distance import nonprivate_prediction
 from geomstats_dp.optim.onto_space import HYPERBOLOID_RADIUS
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget, gdp_epsilon
 from tests.conftest import shifted
@@ -50,15 +44,6 @@ def _karcher(weights, targets, n_iter=300, step=0.5):
         logs = to_numpy(SPACE.metric.log(targets, point))
         point = SPACE.metric.exp(to_backend(step * (weights[:, None] * logs).sum(0)), point)
     return to_numpy(point)
-
-
-@pytest.mark.backend_independent
-def test_kernel_weights_are_kernel_ridge_regression():
-    X, Y = _data()
-    X_new = np.array([[0.13], [0.5], [0.91]])
-    alpha = kernel_weights(X, X_new, bandwidth=0.2, regularization=0.05)
-    ridge = KernelRidge(alpha=0.05, kernel="rbf", gamma=1 / (2 * 0.2**2)).fit(X, Y)
-    assert np.allclose(alpha @ Y, ridge.predict(X_new), atol=1e-10)
 
 
 def test_huge_epsilon_gives_the_weighted_frechet_mean_with_negative_weights():
@@ -173,28 +158,6 @@ def test_bad_input_raises_before_anything_is_charged():
     with pytest.raises(ValueError, match="X row 1"):
         estimator.predict(np.array([[0.5], [1e6]]))  # kernel weights all underflow
     assert budget.events == ()
-
-
-def test_huber_loss_caps_each_pull_at_the_radius():
-    """Gradient -c clip_D(Log_w(y)); value c (D d - D^2 / 2) beyond D, c d^2 / 2 within."""
-    points = poincare_to_hyperboloid(np.array([[0.1, 0.0], [0.0, 0.9], [-0.95, 0.0]]))
-    base = to_backend(points[0])
-    data = PairedSamples(to_backend(np.array([2.0, -0.5])), to_backend(points[1:]))
-    loss = WeightedSquaredDistanceLoss(SPACE, radius=1.5)
-    dist = to_numpy(SPACE.metric.dist(to_backend(points[1:]), base))
-    assert (dist > 1.5).all()  # both targets are beyond the radius
-    grads = loss.gradients(base, data)
-    norms = to_numpy(SPACE.metric.norm(grads, base))
-    assert np.allclose(norms, [2.0 * 1.5, 0.5 * 1.5])
-    logs = to_numpy(SPACE.metric.log(to_backend(points[1:]), base))
-    directions = -np.array([2.0, -0.5])[:, None] * logs / dist[:, None]
-    assert np.allclose(to_numpy(grads), 1.5 * directions)
-    values = to_numpy(loss.values(base, data))
-    assert np.allclose(values, [2.0, -0.5] * (1.5 * dist - 1.5**2 / 2))
-    near = WeightedSquaredDistanceLoss(SPACE, radius=10.0)
-    assert np.allclose(to_numpy(near.values(base, data)), [2.0, -0.5] * dist**2 / 2)
-    assert np.allclose(to_numpy(near.gradients(base, data)),
-                       -np.array([2.0, -0.5])[:, None] * logs)
 
 
 @pytest.mark.parametrize("method", ["rsgd", "rsvrg"])
