@@ -27,6 +27,7 @@ the order of lambda; with lambda -> 0 (the plain least squares of Han et al.) it
 
 import geomstats.backend as gs
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp._validation import check_positive_finite, check_positive_int
@@ -230,6 +231,8 @@ class PrivateMatrixCompletion(PrivateERM):
 
     _FITTED = MC_FITTED
     _MECHANISMS = {"als": AlternatingLeastSquaresRelease, **PrivateERM._MECHANISMS}
+    _parameter_constraints = {**PrivateERM._parameter_constraints,
+                              "method": [StrOptions(set(_MECHANISMS))]}
 
     def __init__(self, rank=3, epsilon=1.0, delta=1e-5, clip_norm=None, method="als",
                  rating_range=None, regularization=None, offset=None, n_iter=None,

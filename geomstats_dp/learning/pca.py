@@ -24,6 +24,7 @@ from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.stiefel import Stiefel
 from sklearn.base import TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend, to_numpy
@@ -201,6 +202,8 @@ class PrivatePCA(TransformerMixin, PrivateERM):
 
     _MECHANISMS = {"auto": None, "analyze_gauss": AnalyzeGaussRelease,
                    "rgd": PCAGradientRelease}  # "auto": resolved by _choose_method
+    _parameter_constraints = {**PrivateERM._parameter_constraints,
+                              "method": [StrOptions(set(_MECHANISMS))]}
     _FITTED = PCA_FITTED
 
     def __init__(self, n_components=1, epsilon=1.0, delta=1e-5, data_norm=None,
