@@ -31,7 +31,8 @@ class AutoClip:
 
     def event(self, label):
         """The ledger event of the quantile release, labelled ``label: clip_norm='auto'``."""
-        return quantile_event(self.epsilon, f"{label}: clip_norm='auto'")
+        return quantile_event(self.epsilon, ": ".join(filter(None, (label,
+                                                                     "clip_norm='auto'"))))
 
 
 def clip_events(clip_norm, label):

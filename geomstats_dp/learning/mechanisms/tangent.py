@@ -103,11 +103,8 @@ def settled_mean(space, points, noise_norms):
     inverse-variance weighted mean has the noise of the Gaussian budget of all the steps
     it averages; the earlier points carry the start's bias and are left out. A function
     of the released points and of public or released noise scales (post-processing).
-    On the Huber means of the baselines (benchmarks/baseline_suites/means.py, 5 seeds)
-    it lowered the error on satimage rows at epsilon 0.1 / 1 / 10 from 0.0269 / 0.0043
-    / 0.00059 to 0.0264 / 0.0037 / 0.00050 and left the digits and optdigits rows (Huber
-    means 0.71 from x0) unchanged; with twice this threshold it also averaged biased
-    steps there (digits rows at epsilon 1: 0.032 against 0.026).
+    Its measurements against the last point and looser rules are on the baselines page
+    (docs/benchmarks/baselines.md, "Which method when").
 
     Parameters
     ----------
@@ -140,10 +137,8 @@ def travel_steps(horizon, n_refine):
     distance of the data to the start only the number of steps lets the release travel:
     with these it reaches as far as the default DP-RGD (ceil(horizon) steps of 0.5 C) plus
     the coarse step. Each travel step takes the coarse step's share of mu^2, so the last
-    step's noise grows by a few percent. On the EMG covariances (start 4.88 from the mean,
-    epsilon 0.5 / 1 / 4, 8 seeds) with C = 1 the release went from 1.92 / 1.91 / 1.43
-    from the mean (no travel steps) to 1.08 / 0.82 / 0.63 (DP-RGD: 1.51 / 1.32 / 0.89);
-    with C = 4 and 8 it moved within the seeds' spread (docs/benchmarks/private_search.md).
+    step's noise grows by a few percent. Measured on docs/benchmarks/baselines.md
+    ("Travel steps when the clip norm binds").
     """
     return max(0, 1 + math.ceil(horizon / REACH_HORIZON_RATIO) - (1 + n_refine))
 
@@ -331,8 +326,9 @@ class TangentRelease(TangentSteps):
 class TwoStageRelease(TangentSteps):
     """Localised release (method "two_stage"; module docstring).
 
-    A coarse tangent step at x0 (clip C), an epsilon/10 quantile release of the distances
-    to the coarse point (clip C2 = min(C, 1.25 x that quantile), the quantile
+    A coarse tangent step at x0 (clip C), a quantile release of the distances to the
+    coarse point spending ``LOCALISE_EPSILON_FRACTION`` of epsilon (clip C2 = min(C,
+    ``LOCALISE_FACTOR`` x that quantile), the quantile
     ``localise_quantile``), then unit steps with clip C2 (horizon = ``privacy_horizon``,
     public): ``travel_steps`` with the coarse step's share of mu^2, then
     max(1, ceil(horizon / 4)) steps whose shares grow fourfold from step to step (at
