@@ -253,7 +253,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
         data = self._check_input(X)
         n_users, n_items = data.shape
         if self.method == "als":
-            mechanism = self._als_mechanism()
+            mechanism = self._als_mechanism(n_users)
         else:
             mechanism = self._gradient_mechanism(public_size(self, n_users), n_items)
         return self._fit_release(budget, self.method, mechanism, data, None)
@@ -288,10 +288,10 @@ class PrivateMatrixCompletion(PrivateEstimator):
             raise ValueError(f"rank must be < n_items = {data.shape[1]}, got {self.rank}")
         return data
 
-    def _als_mechanism(self):
+    def _als_mechanism(self, n_users):
         """The DP-ALS spec of this fit (public quantities only)."""
         return AlternatingLeastSquaresRelease(
-            rank=self.rank, epsilon=self.epsilon, delta=self.delta,
+            n_samples=n_users, rank=self.rank, epsilon=self.epsilon, delta=self.delta,
             clip_norm=self._als_clip_norm(),
             n_iter=self.n_iter or default_n_iter(self.epsilon, self.delta),
             regularization=self._regularization(), half_width=self._half_width(),

@@ -97,7 +97,8 @@ class MechanismEstimator(PrivateEstimator):
     # what the worst-case neighbours and the domain checks read: the spec's public fields
     @property
     def space(self):
-        return self.mechanism.space
+        """The spec's space (None for a mechanism of feature rows: PCA, DP-ALS)."""
+        return getattr(self.mechanism, "space", None)
 
     @property
     def loss(self):
@@ -136,7 +137,8 @@ class MechanismEstimator(PrivateEstimator):
                          f"{self.epsilon}")
 
     def _check_input(self, X, y):
-        points = self.loss is None or isinstance(self.loss, SquaredDistanceLoss)
+        points = self.space is not None and (
+            self.loss is None or isinstance(self.loss, SquaredDistanceLoss))
         if points and y is None:
             data = check_shape(self.space, X, lazy=True)
         else:

@@ -67,7 +67,7 @@ def test_least_squares_coefficients_solve_each_users_ridge_problem():
     """Against an independent solve of min |P_Omega(x - W v)|^2 + lambda |v|^2."""
     ratings, _, _ = _planted(1)
     point, regularization = _random_basis(4), 0.3
-    coefficients, observed, filled = least_squares_coefficients(
+    coefficients, observed, _ = least_squares_coefficients(
         to_backend(point), to_backend(ratings[1:4]), regularization)
     for row, coefficient in zip(ratings[1:4], to_numpy(coefficients)):
         seen = ~np.isnan(row)

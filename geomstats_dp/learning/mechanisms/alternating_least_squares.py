@@ -237,6 +237,8 @@ class AlternatingLeastSquaresRelease(Mechanism):
 
     Parameters
     ----------
+    n_samples : int
+        The public number of users (rows).
     rank : int
         r, the rank of the released item side.
     epsilon, delta : float
@@ -259,6 +261,7 @@ class AlternatingLeastSquaresRelease(Mechanism):
 
     adjacency: ClassVar[str] = "user_level"
 
+    n_samples: int
     rank: int
     epsilon: float
     delta: float
@@ -301,6 +304,9 @@ class AlternatingLeastSquaresRelease(Mechanism):
     def release(self, data, weights, rng):
         if weights is not None:
             raise ValueError("sample_weight is not supported with method='als'")
+        if len(data) != self.n_samples:
+            raise ValueError(f"X must hold the spec's n_samples={self.n_samples} users, "
+                             f"got {len(data)}")
         ratings = centred_ratings(data, self.rating_range, self.offset)
         noise_std = self.noise_multiplier * self.sensitivity
         threshold = THRESHOLD_FACTOR * noise_std * math.sqrt(2 * (self.rank + 1))

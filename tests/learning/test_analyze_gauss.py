@@ -12,7 +12,9 @@ from geomstats_dp.learning.mechanisms.analyze_gauss import (
     MEAN_LABEL,
     AnalyzeGaussRelease,
 )
-from tests.learning.mechanisms.support import composed_mu, gdp_delta, stages_of
+from geomstats_dp.testing import mechanism_case, parametrize_private_checks
+from geomstats_dp.testing._cases import subspace_distance
+from tests.learning.mechanism_support import composed_mu, gdp_delta, stages_of
 
 N, P, B = 50, 4, 2.0
 
@@ -68,12 +70,29 @@ def test_worst_case_neighbours_move_each_stage_by_at_most_its_sensitivity(mean_s
             stages[label].sensitivity, rel=1e-9)
 
 
-def test_release_is_the_top_eigenvector_at_a_huge_epsilon():
-    rng = np.random.default_rng(0)
+def _rows(seed=0):
+    """Rows with a dominant first axis, scaled to norm <= B."""
+    rng = np.random.default_rng(seed)
     X = rng.standard_normal((N, P)) * [1.0, 0.3, 0.2, 0.1]
-    X *= B / np.linalg.norm(X, axis=1).max()
+    return X * B / np.linalg.norm(X, axis=1).max()
+
+
+def _top_component(X, y=None):
+    """The top eigenvector of X^T X (uncentred: the spec's second moment), [1, p]."""
+    return np.linalg.eigh(to_numpy(X).T @ to_numpy(X))[1][:, -1:].T
+
+
+def test_release_is_the_top_eigenvector_at_a_huge_epsilon():
+    X = _rows()
     _, fitted = stages_of(_spec(epsilon=1e8), X, seed=0)
     top = np.linalg.eigh(X.T @ X)[1][:, -1]
     assert abs(float(np.dot(to_numpy(fitted["estimate_"]), top))) == pytest.approx(1.0,
                                                                                  abs=1e-8)
     assert fitted["n_iter_"] == 1 and fitted["clip_norm_"] is None
+
+
+@parametrize_private_checks([mechanism_case(
+    _spec(), _rows(), reference=_top_component, distance=subspace_distance, tolerance=5e-2,
+    skipped={"check_audit": "audited through PrivatePCA (test_audit.py)"})])
+def test_every_check_on_the_mechanism_alone(estimator, check):
+    check(estimator)

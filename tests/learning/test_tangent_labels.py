@@ -13,8 +13,9 @@ from geomstats_dp.learning.mechanisms.tangent_labels import (
     LABELS_LABEL,
     TangentLabelRelease,
 )
+from geomstats_dp.testing import mechanism_case, parametrize_private_checks
 from tests.conftest import shifted
-from tests.learning.mechanisms.support import composed_mu, gdp_delta, stages_of
+from tests.learning.mechanism_support import composed_mu, gdp_delta, stages_of
 
 SPACE = Hyperboloid(2)
 ORIGIN = np.array([1.0, 0.0, 0.0])
@@ -35,7 +36,7 @@ def test_events_compose_exactly_to_the_target(base_point):
     events = _spec(base_point, epsilon=2.0).events()
     assert events[-1].sensitivity == pytest.approx(2 * D, rel=1e-12)
     if base_point is None:  # the private base point: sensitivity 2D / n, its share
-        base, labels = events
+        base, _ = events
         assert base.sensitivity == pytest.approx(2 * D / N, rel=1e-12)
         share = (1 / base.noise_multiplier**2) / composed_mu(events) ** 2
         assert share == pytest.approx(BASE_SHARE, rel=1e-9)
@@ -85,3 +86,11 @@ def test_a_huge_epsilon_releases_the_clipped_log_coordinates():
     assert spec.sigma < 1e-3
     np.testing.assert_allclose(to_numpy(fitted["labels_"]), logs, atol=6 * spec.sigma)
     np.testing.assert_allclose(to_numpy(fitted["base_point_"]), ORIGIN)
+
+
+@parametrize_private_checks([
+    mechanism_case(_spec(base_point), _targets(3), name=f"TangentLabelRelease({name})",
+                   skipped={"check_audit": "audited through PrivateStructuredPrediction"})
+    for name, base_point in (("public base", ORIGIN), ("private base", None))])
+def test_every_check_on_the_mechanism_alone(estimator, check):
+    check(estimator)

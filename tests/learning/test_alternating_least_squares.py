@@ -1,6 +1,7 @@
 """AlternatingLeastSquaresRelease built alone (no estimator): its events, the per-user
 bound of its statistics, its spectral start on user-level neighbours, its convergence."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,14 +12,16 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     clipped_user_statistics,
     noisy_item_statistics,
 )
+from geomstats_dp.testing import mechanism_case, parametrize_private_checks
 from tests.conftest import shifted
-from tests.learning.mechanisms.support import composed_mu, gdp_delta, stages_of
+from tests.learning.mechanism_support import composed_mu, gdp_delta, stages_of
 
 N_USERS, N_ITEMS, RANK, C = 40, 6, 2, 1.5
 
 
 def _spec(epsilon=1.0, n_iter=2):
-    return AlternatingLeastSquaresRelease(rank=RANK, epsilon=epsilon, delta=1e-5,
+    return AlternatingLeastSquaresRelease(n_samples=N_USERS, rank=RANK, epsilon=epsilon,
+                                          delta=1e-5,
                                           clip_norm=C, n_iter=n_iter, regularization=1.0,
                                           half_width=2.0)
 
@@ -89,8 +92,15 @@ def test_a_huge_epsilon_recovers_a_planted_item_subspace():
     basis = np.linalg.qr(directions - directions.mean(axis=0))[0]
     ratings = rng.standard_normal((200, RANK)) @ basis.T
     ratings[rng.random(ratings.shape) < 0.2] = np.nan
-    _, fitted = stages_of(_spec(epsilon=1e8, n_iter=3), ratings, seed=0)
+    spec = dataclasses.replace(_spec(epsilon=1e8, n_iter=3), n_samples=len(ratings))
+    _, fitted = stages_of(spec, ratings, seed=0)
     released = fitted["estimate_"]
     # the sine of the largest principal angle between the two subspaces
     sines = np.linalg.svd(released - basis @ (basis.T @ released), compute_uv=False)
     assert sines.max() < 0.05
+
+
+@parametrize_private_checks([mechanism_case(
+    _spec(), _ratings(3), skipped={"check_audit": "audited through PrivateMatrixCompletion"})])
+def test_every_check_on_the_mechanism_alone(estimator, check):
+    check(estimator)
