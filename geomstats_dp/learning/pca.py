@@ -293,12 +293,10 @@ def _finite_input(X, name, n_columns):
 def auto_method(n_features):
     """``method="auto"``: "analyze_gauss" up to ``AUTO_MAX_FEATURES`` features, else "rgd".
 
-    A rule on a public quantity only. In the baseline benchmark (five real datasets,
-    p = 16 to 256, epsilon = 0.1 to 10, k = 1 and 5: docs/benchmarks/baselines.md) and
-    in one-off runs on image patches with p = 1,024 (epsilon 0.1 to 1), Analyze Gauss
-    captured at least as much variance as DP-RGD, within two standard errors: the noise
-    crossover expected for large p did not appear. Above ``AUTO_MAX_FEATURES`` its p x p matrix (p^2
-    floats) and eigendecomposition (p^3) cost more than DP-RGD's passes over the data.
+    A rule on a public quantity only. Analyze Gauss captured at least as much variance
+    as DP-RGD wherever it was measured (docs/benchmarks/pca.md, "Measurements behind the
+    defaults"); above ``AUTO_MAX_FEATURES`` its p x p matrix (p^2 floats) and
+    eigendecomposition (p^3) cost more than DP-RGD's passes over the data.
 
     Returns
     -------

@@ -73,11 +73,9 @@ SPAN_TOLERANCE = 1e-10
 def default_n_iter(epsilon, delta):
     """T: 3 alternations where the noise of 4 releases is negligible, else 1.
 
-    Each alternation adds a release (the noise multiplier grows as sqrt(T + 1)); on
-    MovieLens-100K and digits one alternation after the spectral start was best up to
-    epsilon 10, and on a planted low-rank matrix at epsilon 1e6 three reached 0.03 rad
-    against 0.09 for one. The rule reads epsilon and delta only (3 from about epsilon
-    90 at delta 1e-5).
+    Each alternation adds a release (the noise multiplier grows as sqrt(T + 1)), which
+    pays only where the noise is negligible (docs/benchmarks/matrix_completion.md,
+    "Measurements behind the defaults"). The rule reads epsilon and delta only.
     """
     noise = calibrate_gaussian(epsilon, delta, LONG_N_ITER + 1)
     return LONG_N_ITER if noise < NEGLIGIBLE_NOISE else 1
