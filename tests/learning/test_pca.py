@@ -325,7 +325,7 @@ def _quiet_fit_transform(pca, X):
     (np.ones((5, 3)), {"data_norm": 1.0, "centered": "no"}, TypeError,
      "centered must be a bool"),
     (np.ones((5, 3)), {"data_norm": 1.0, "method": "svd"}, ValueError,
-     "method must be one of"),
+     "'method' parameter of PrivatePCA"),
 ])
 def test_bad_input_names_the_argument_and_charges_nothing(X, params, error, message):
     budget = PrivacyBudget(1.0, 1e-5)
@@ -345,7 +345,7 @@ def test_sklearn_conventions():
 @pytest.mark.parametrize("method", ["rsgd", "rsvrg"])
 def test_subsampled_methods_are_not_offered(method):
     """Their accounting does not split the Gaussian-DP budget exactly: refused."""
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(ValueError, match="'method' parameter of PrivatePCA"):
         PrivatePCA(data_norm=1.0, method=method).fit(np.ones((5, 3)))
 
 
