@@ -37,6 +37,7 @@ default that failed here, and its fix").
 
 import math
 
+from geomstats_dp.learning._gradient_plan import FAMILIES
 from geomstats_dp.optim import ConstantStep, InverseTimeStep
 
 RGD_STEP_SIZE = 0.5
@@ -72,8 +73,8 @@ SVRG_SINGLE_CLIP_RATIO = 0.01
 
 
 def default_output(method):
-    """The output option each default schedule is analysed with."""
-    return "weighted_average" if method == "rsgd" else "last"
+    """The output option each default schedule is analysed with (``GradientFamily``)."""
+    return FAMILIES[method].default_output
 
 
 def default_step_size(method, inner_steps, clip_norm, noise_stds, dim, smoothness=1.0):

@@ -20,6 +20,7 @@ from geomstats_dp._validation import (
 )
 from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
 from geomstats_dp.learning import _defaults
+from geomstats_dp.learning._gradient_plan import FAMILIES
 from geomstats_dp.learning.mechanisms.choice import choose_point_method
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
@@ -59,8 +60,10 @@ def is_auto_clip(clip_norm):
 
 
 def is_poisson(method, sampling):
-    """Poisson batches: "rsgd" (or "auto", which then runs "rsgd") with Poisson sampling."""
-    return method in ("rsgd", "auto") and sampling == "poisson"
+    """Poisson batches: a batched family (or "auto", which then runs "rsgd") with Poisson
+    sampling."""
+    batched = method == "auto" or (method in FAMILIES and FAMILIES[method].batched)
+    return batched and sampling == "poisson"
 
 
 def check_cross_params(estimator, weights=None):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from geomstats_dp.learning._gradient_plan import (
+    FAMILIES,
     GRADIENT_METHODS,
     clipped_sum_sensitivity,
     n_manifold_steps,
@@ -49,6 +50,7 @@ def test_sensitivity_scales_with_the_weight_factor_and_the_multiplier():
 
 def test_manifold_steps_of_each_family():
     assert GRADIENT_METHODS == ("rgd", "rsgd", "rsvrg")
+    assert [FAMILIES[m].batched for m in GRADIENT_METHODS] == [False, True, False]
     assert n_manifold_steps("rgd", 7, 3) == 7
     assert n_manifold_steps("rsgd", 7, 3) == 7
     assert n_manifold_steps("rsvrg", 7, 3) == 21

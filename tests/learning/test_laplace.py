@@ -36,7 +36,7 @@ def test_a_radius_beyond_the_proof_is_refused_before_any_budget():
 
 
 def test_the_release_lies_on_the_space():
-    X = _cloud(SPHERE, 40, 0.2, 0, offset=0.2)
+    X = to_numpy(_cloud(SPHERE, 40, 0.2, 0, offset=0.2))  # shape-checked records
     fitted = run_release(LaplaceRelease(SPHERE, 40, 1.0, 0.5, CENTER),
                          PrivacyBudget(1.0, 0.0), X, None, 0)
     assert bool(SPHERE.belongs(fitted["estimate_"], atol=1e-6))

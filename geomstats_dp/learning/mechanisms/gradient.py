@@ -29,8 +29,8 @@ from geomstats_dp.learning._diagnostics import (
     reach,
 )
 from geomstats_dp.learning._gradient_plan import (
+    FAMILIES,
     GRADIENT_METHODS,
-    n_manifold_steps,
     plan_gradient_release,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
@@ -150,16 +150,21 @@ class GradientRelease(Mechanism):
     def __post_init__(self):
         if self.method not in GRADIENT_METHODS:
             raise ValueError(f"method must be one of {GRADIENT_METHODS}, got {self.method!r}")
-        if self.method == "rsgd" and self.resolved_batch_size > self.n_samples:
+        if self.family.batched and self.resolved_batch_size > self.n_samples:
             raise ValueError(f"batch_size must be <= the number of samples "
                              f"{self.n_samples}, got {self.resolved_batch_size}")
 
     # -- public quantities, resolved -----------------------------------------------------
 
     @property
+    def family(self):
+        """The ``GradientFamily`` of ``method``."""
+        return FAMILIES[self.method]
+
+    @property
     def poisson(self):
         """Whether the batches are Poisson (add/remove adjacency)."""
-        return self.method == "rsgd" and self.sampling == "poisson"
+        return self.family.batched and self.sampling == "poisson"
 
     @property
     def dim(self):
@@ -242,7 +247,7 @@ class GradientRelease(Mechanism):
         noise_stds = release.strategy.noise_stds
         step_size = self.step_size or self._default_step_size(
             inner_steps, clip_norm, noise_stds, context)
-        n_steps = n_manifold_steps(self.method, n_iter, inner_steps)
+        n_steps = self.family.n_manifold_steps(n_iter, inner_steps)
         if isinstance(loss, SquaredDistanceLoss):  # the minimiser within C of the start
             ScheduleStopsShortWarning.warn_if(reach(
                 step_size_values(step_size, n_steps), clip_norm,
