@@ -137,6 +137,7 @@ class TangentLabelRelease(Mechanism):
         # as the per-row methods: finite targets on the space (indices named), checked
         # once the budget is, before any noise is drawn or charged
         space = self.space
+        targets = to_numpy(targets)  # the estimator's shape-checked numpy, or a backend array
         check_values(space, targets, ATOL, "Y")
         metric, dim = space.metric, int(space.dim)
         # a public base point is checked; the private one is made here on the space
