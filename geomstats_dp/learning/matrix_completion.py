@@ -288,6 +288,11 @@ class PrivateMatrixCompletion(PrivateEstimator):
             raise ValueError(f"rank must be < n_items = {data.shape[1]}, got {self.rank}")
         return data
 
+    def _check_data(self, X, y=None):
+        """Check every rating of X (an infinite one named by its index in X); the private
+        search checks its whole data with it before any run."""
+        check_ratings(self._check_input(X))
+
     def _als_mechanism(self, n_users):
         """The DP-ALS spec of this fit (public quantities only)."""
         return AlternatingLeastSquaresRelease(
