@@ -31,6 +31,8 @@ class PCAGradientRelease(ReleaseMechanism):
     Warns (public quantities only) when the default schedule cannot converge
     (``PrivatePCA._warn_if_cannot_converge``)."""
 
+    reads_dask = True  # as its GradientRelease
+
     def __init__(self, estimator, n_samples, weights=None):
         super().__init__(estimator, n_samples, weights)
         self.gradient = estimator._gradient_spec("rgd", n_samples, weights)
