@@ -1,7 +1,6 @@
 """The non-private reference solutions (``learning.reference``)."""
 
 import numpy as np
-import pytest
 from geomstats.geometry.euclidean import Euclidean
 from geomstats.geometry.hypersphere import Hypersphere
 
