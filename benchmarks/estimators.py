@@ -133,7 +133,11 @@ def _structured_prediction(quick):
 def _matrix_completion(quick):
     from geomstats_dp.distributions.grassmann_bases import GrassmannBases
     from geomstats_dp.learning import PrivateMatrixCompletion
-    from geomstats_dp.learning.matrix_completion import MatrixCompletionLoss
+    from geomstats_dp.learning.matrix_completion import (
+        GRADIENT_REGULARIZATION,
+        MatrixCompletionLoss,
+        start_basis,
+    )
     from geomstats_dp.optim import MiniBatch, minimize
 
     rng = np.random.default_rng(0)
@@ -148,13 +152,11 @@ def _matrix_completion(quick):
     def private():
         PrivateMatrixCompletion(epsilon=1.0, delta=1e-5, random_state=0, **settings).fit(ratings)
 
-    reference = PrivateMatrixCompletion(**settings)
-    reference.n_features_in_ = n_items
-    loss = MatrixCompletionLoss(GrassmannBases(n_items, rank), reference._regularization())
+    loss = MatrixCompletionLoss(GrassmannBases(n_items, rank), GRADIENT_REGULARIZATION)
 
     def baseline():
         minimize(loss, gs.array(ratings), MiniBatch(batch_size, 5.0, 0.0), n_iter, step_size,
-                 reference.init_point, random_state=0)
+                 start_basis(n_items, rank), random_state=0)
 
     return private, baseline
 

@@ -32,6 +32,7 @@ Results: ``results/pca.csv`` (one row per release), ``results/pca_timing.csv``,
 
 import time
 import warnings
+from unittest import mock
 
 import numpy as np
 from sklearn.datasets import load_digits
@@ -40,6 +41,7 @@ from threadpoolctl import threadpool_limits
 from benchmarks.accounting import write_csv
 from geomstats_dp.datasets import load_keel
 from geomstats_dp.learning import PrivatePCA
+from geomstats_dp.learning.mechanisms import pca_gradient
 from geomstats_dp.learning.pca import start_basis
 from geomstats_dp.privacy import calibrate_gaussian
 
@@ -73,19 +75,26 @@ def ratio(w, C, top):
 
 
 def dp_rgd(X, epsilon, rng_seed):
-    """PrivatePCA with its defaults; returns (w, fitted estimator)."""
-    with warnings.catch_warnings():
+    """PrivatePCA with its defaults; returns (w, fitted estimator, its constant step)."""
+    steps, rule = [], pca_gradient.step_rule
+
+    def recorded_rule(*args):
+        steps.append(rule(*args))
+        return steps[-1]
+
+    with warnings.catch_warnings(), mock.patch.object(pca_gradient, "step_rule",
+                                                      recorded_rule):
         warnings.simplefilter("ignore")
         pca = PrivatePCA(1, epsilon=epsilon, delta=DELTA, data_norm=1.0, method="rgd",
                          random_state=rng_seed).fit(X)
-    return pca.components_[0], pca
+    return pca.components_[0], pca, float(steps[0](0))
 
 
-def dp_pgd(X, epsilon, rng, reference):
-    """Projected GD in R^p, the steps of ``reference`` (a fitted PrivatePCA)."""
+def dp_pgd(X, epsilon, rng, reference, step_size):
+    """Projected GD in R^p, the steps of ``reference`` (a fitted PrivatePCA) and its
+    constant ``step_size``."""
     n, p = X.shape
     steps = reference.n_iter_
-    step_size = _rgd_step(reference)
     sigma = calibrate_gaussian(epsilon, DELTA, steps) * 4 / n
     w = start_basis(p, 1)
     for _ in range(steps):
@@ -94,12 +103,6 @@ def dp_pgd(X, epsilon, rng, reference):
         w = w - step_size * (gradient + sigma * rng.standard_normal(p))
         w /= np.linalg.norm(w)
     return w
-
-
-def _rgd_step(pca):
-    """The constant DP-RGD step PrivatePCA used (its default schedule)."""
-    (noise,) = [event.noise_std for event in pca.events_ if "DP-RGD" in event.label]
-    return float(pca._default_step_size(1, pca.clip_norm_, (noise,))(0))
 
 
 def analyze_gauss(C, n, epsilon, rng):
@@ -129,10 +132,10 @@ def run_dataset(name, X, epsilons, n_seeds):
     for epsilon in epsilons:
         for seed in range(n_seeds):
             rng = np.random.default_rng(1000 + seed)
-            w_rgd, pca = dp_rgd(X, epsilon, seed)
+            w_rgd, pca, step_size = dp_rgd(X, epsilon, seed)
             results = {
                 "dp_rgd": w_rgd,
-                "dp_pgd": dp_pgd(X, epsilon, rng, pca),
+                "dp_pgd": dp_pgd(X, epsilon, rng, pca, step_size),
                 "analyze_gauss": analyze_gauss(C, len(X), epsilon, rng),
                 "noisy_power": noisy_power(C, len(X), epsilon, rng,
                                            start_basis(X.shape[1], 1)),

@@ -1,11 +1,26 @@
-"""Argument checks shared by the whole package; each error names the argument."""
+"""Argument checks shared by the whole package; each error names the argument.
+
+Two kinds: the check functions (``check_positive_finite`` ...) for arguments of functions
+and mechanisms, and the declarative constraints of the estimators' parameters
+(scikit-learn's ``_parameter_constraints``, checked by ``self._validate_params()`` at the
+start of ``fit``; its ``InvalidParameterError`` is a ValueError and a TypeError naming the
+parameter). The constraints this package adds are below: ``PositiveFinite``,
+``PositiveInt``, ``HasMetric``, ``IsBudget``, ``RandomStates``, and the lists
+``CLIP_NORM``, ``PROBABILITY``, ``BUDGET``, ``RANDOM_STATE`` to use as entries.
+"""
 
 import math
 import numbers
 
 import numpy as np
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._backend import (
+    BufferedNormals,
+    SecureGenerator,
+    to_backend,
+    to_numpy,
+)
 
 MAX_LISTED = 10
 
@@ -95,3 +110,85 @@ def check_on_space(space, points, atol, name):
             f"{name} holds {off.size} points not on {type(space).__name__} (atol={atol}): "
             f"indices {listed}{more}"
         )
+
+
+# -- declarative constraints of the estimators' parameters ---------------------------------
+
+
+class _Constraint(HasMethods):
+    """Base of this package's constraints (scikit-learn accepts its own constraint types
+    only, ``HasMethods`` among them; ``is_satisfied_by`` and ``__str__`` are redefined)."""
+
+    def __init__(self):
+        super().__init__([])
+
+    def is_satisfied_by(self, val):
+        raise NotImplementedError
+
+
+class PositiveFinite(_Constraint):
+    """A real number (not a bool), finite and > 0."""
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, bool) or not isinstance(val, numbers.Real):
+            return False
+        return math.isfinite(val) and val > 0
+
+    def __str__(self):
+        return "a finite float > 0"
+
+
+class PositiveInt(_Constraint):
+    """An integer (not a bool) >= ``minimum``."""
+
+    def __init__(self, minimum=1):
+        super().__init__()
+        self.minimum = minimum
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, bool) or not isinstance(val, numbers.Integral):
+            return False
+        return val >= self.minimum
+
+    def __str__(self):
+        return f"an int >= {self.minimum}"
+
+
+class HasMetric(_Constraint):
+    """A geomstats space with a metric (``space.metric``) and a dimension."""
+
+    def is_satisfied_by(self, val):
+        return hasattr(val, "metric") and hasattr(val, "dim")
+
+    def __str__(self):
+        return "a geomstats space with a metric"
+
+
+class IsBudget(_Constraint):
+    """A ``privacy.PrivacyBudget`` (recognised by its ``reserve`` and ``spend``)."""
+
+    def is_satisfied_by(self, val):
+        return callable(getattr(val, "reserve", None)) and callable(
+            getattr(val, "spend", None))
+
+    def __str__(self):
+        return "a PrivacyBudget"
+
+
+class RandomStates(_Constraint):
+    """What ``_backend.get_rng`` takes besides None: an int >= 0 or a generator."""
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (np.random.Generator, SecureGenerator, BufferedNormals)):
+            return True
+        return (isinstance(val, numbers.Integral) and not isinstance(val, bool)
+                and val >= 0)
+
+    def __str__(self):
+        return "an int >= 0 or a numpy.random.Generator"
+
+
+PROBABILITY = [Interval(numbers.Real, 0, 1, closed="neither")]
+CLIP_NORM = [PositiveFinite(), StrOptions({"auto"}), None]
+BUDGET = [IsBudget(), None]
+RANDOM_STATE = [RandomStates(), None]

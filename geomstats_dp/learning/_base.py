@@ -3,6 +3,8 @@
 from sklearn.base import BaseEstimator
 from sklearn.utils import TransformerTags
 
+from geomstats_dp._dask import is_dask_array
+from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.privacy import current_budget, resolve_budget
 
 
@@ -10,8 +12,10 @@ class PrivateEstimator(BaseEstimator):
     """Base of the private estimators: the budget they charge and their fitted attributes.
 
     Subclasses end ``__init__`` with ``self._remember_budget()``, list their fitted
-    attribute names in ``_FITTED`` and call ``self._start_fit()`` first thing in ``fit``: it clears the fitted attributes (a
-    failed fit leaves the estimator unfitted) and returns the budget to charge.
+    attribute names in ``_FITTED``, and in ``fit`` check their parameters, call
+    ``self._start_fit()`` (it clears the fitted attributes, so that a failed fit leaves
+    the estimator unfitted, and returns the budget to charge), build their mechanism
+    from public quantities and hand it to ``self._fit_release``.
 
     The budget active (``with budget:``) when the estimator is created is remembered, and
     travels with ``sklearn.base.clone``: a clone made outside the block still charges it.
@@ -50,3 +54,37 @@ class PrivateEstimator(BaseEstimator):
         return resolve_budget(
             self.budget or self.__dict__.get("_creation_budget"), epsilon, delta
         )
+
+    def _finish(self, fitted):
+        """Post-process the mechanism's fitted attributes (released quantities only)."""
+        return fitted
+
+    def _fit_release(self, budget, method, mechanism, data, weights):
+        """Run ``mechanism`` through ``run_release`` and set the fitted attributes.
+
+        Parameters
+        ----------
+        budget : PrivacyBudget
+        method : str
+            The method run, recorded as ``method_``.
+        mechanism : Mechanism
+        data : array-like
+            Shape-checked records (a Dask array for a mechanism that ``reads_dask``).
+        weights : numpy.ndarray or None
+
+        Returns
+        -------
+        self
+        """
+        if is_dask_array(data) and not mechanism.reads_dask:
+            raise TypeError(
+                f"method={method!r} does not read Dask arrays; pass X in memory "
+                "(X.compute()) or a method that does (the Dask page of the docs)"
+            )
+        fitted = run_release(mechanism, budget, data, weights, self.random_state,
+                             self.secure)
+        fitted = self._finish(fitted)
+        fitted.update(budget_=budget, method_=method)
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        return self

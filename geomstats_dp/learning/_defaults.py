@@ -18,10 +18,10 @@ of non-positive curvature, with gradients of norm d(x, z) <= C after clipping.
   epoch moves about as far as one DP-RGD step, and single-sample gradients
   clipped at C1 = C / 100. The variance-reduced query has sensitivity 4 C1 whatever n
   (Utpala et al. 2023, Claim 3), so its noise is of the order of C1 at every inner step;
-  Utpala et al. 2023 tune C1 in {1, 0.1, 0.01} against C0 in {1, 0.1}. On the EMG
-  covariances (n = 3,898, C = 5, epsilon = 1, S = 3, step 1 / m, one seed) C1 = C / 10
-  gave a distance of 0.36 to the true mean, C / 100 gave 0.19, against 0.10 for DP-RGD;
-  as C1 -> 0 the method tends to DP-RGD with S steps.
+  Utpala et al. 2023 tune C1 in {1, 0.1, 0.01} against C0 in {1, 0.1}; as C1 -> 0 the
+  method tends to DP-RGD with S steps. The measurements behind C / 100 are on the
+  optimiser benchmark page (docs/benchmarks/optimizers.md, "Measurements behind the
+  defaults").
 
 Noise-aware steps: with s = C / sqrt(C^2 + d sigma^2), sigma the noise standard deviation
 of a step (s = 1 when the noise is small against the clipped gradients), DP-RGD steps
@@ -30,16 +30,14 @@ C (the step of Han et al. 2024, Theorem 2, eta = D / sqrt((L0^2 + d sigma^2) T),
 D = L0 = C).
 DP-RSGD takes eta_t = 1 / (t + 1/s^2): the 1/t decay of Theorem 3, started at s^2 so that
 the noise accumulated over the whole run, sigma sqrt(d) (sum_t eta_t^2)^(1/2) ~ sigma
-sqrt(d) s, stays below C. Measured (benchmarks/optimizers.md and this session): without
-s, n = 10, epsilon = 0.1 on SPD(2) gave a single DP-RGD step of 0.5 along noise of norm
-about 10 (excess risk 11; 0.16 with s); DP-RSGD with s / (t + 1) stalled, and with
-1 / (t + 1/s) it diverged on the EMG covariances at epsilon = 0.1 (4 of 5 fits raised),
-while 1 / (t + 1/s^2) gave excess risks 1.9-2.3 over 3 seeds (start: 12.0); a unit step
-per DP-RSVRG epoch oscillated on hyperbolic data.
+sqrt(d) s, stays below C. The measurements that chose these rules (and the rules that
+failed) are on docs/benchmarks/optimizers.md ("Measurements behind the defaults", "A
+default that failed here, and its fix").
 """
 
 import math
 
+from geomstats_dp.learning._gradient_plan import FAMILIES
 from geomstats_dp.optim import ConstantStep, InverseTimeStep
 
 RGD_STEP_SIZE = 0.5
@@ -75,8 +73,8 @@ SVRG_SINGLE_CLIP_RATIO = 0.01
 
 
 def default_output(method):
-    """The output option each default schedule is analysed with."""
-    return "weighted_average" if method == "rsgd" else "last"
+    """The output option each default schedule is analysed with (``GradientFamily``)."""
+    return FAMILIES[method].default_output
 
 
 def default_step_size(method, inner_steps, clip_norm, noise_stds, dim, smoothness=1.0):

@@ -3,18 +3,49 @@
 This is where the optimiser (which knows how its noisy queries are built) meets the
 accountant (which knows what a query's noise buys): each ``NoisyQuery`` of a strategy
 becomes one ``GaussianEvent``, so the noise drawn and the noise accounted come from one
-configuration.
+configuration. It is the one home of the gradient families (``FAMILIES``: what "rgd",
+"rsgd" and "rsvrg" are) and of the clipped-sum sensitivity (``clipped_sum_sensitivity``),
+which the tangent releases import.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from geomstats_dp.optim import FullBatch, MiniBatch, VarianceReduced
 from geomstats_dp.optim.strategies import weight_factor
 from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, calibrate_svrg
 
-LABELS = {"rgd": "DP-RGD", "rsgd": "DP-RSGD", "rsvrg": "DP-RSVRG"}
 EVENT_SAMPLING = {"none": "full", "without_replacement": "without_replacement",
                   "poisson": "poisson"}
+
+
+def clipped_sum_sensitivity(clip_norm, denominator, factor=1.0, adjacency="replace_one",
+                            multiplier=1.0):
+    """L2 sensitivity of sum_i clip_C(v_i) / denominator, times the weight factor (times
+    ``multiplier``: the noise standard deviation of noise multiplier z).
+
+    A record's clipped vector has norm <= C, so replacing it moves the sum by at most 2C
+    and adding or removing it by at most C: 2C/n for a full-batch mean, 2C/b for a batch
+    drawn without replacement, C/b for a Poisson batch (add/remove adjacency).
+
+    Parameters
+    ----------
+    clip_norm : float
+        C.
+    denominator : int or float
+        n (a full-batch mean) or b (a batch).
+    factor : float
+        The public weight factor n max_i w_i (exactly 1 for uniform weights).
+    adjacency : {"replace_one", "add_remove"}
+    multiplier : float
+        z; the product is taken in the order z C factor / denominator.
+
+    Returns
+    -------
+    sensitivity : float
+    """
+    per_record = clip_norm if adjacency == "add_remove" else 2 * clip_norm
+    return multiplier * per_record * factor / denominator
 
 
 @dataclass(frozen=True)
@@ -33,6 +64,74 @@ class GradientPlan:
     strategy: object
     events: tuple
     noise_multipliers: dict
+
+
+def _full_batch(epsilon, delta, n_samples, n_iter, clip_norm, factor, **settings):
+    z = calibrate_gaussian(epsilon, delta, n_iter)
+    return FullBatch(clip_norm, clipped_sum_sensitivity(clip_norm, n_samples, factor,
+                                                        multiplier=z))
+
+
+def _mini_batch(epsilon, delta, n_samples, n_iter, clip_norm, factor, batch_size, sampling,
+                sampling_rate, **settings):
+    strategy = MiniBatch(batch_size, clip_norm, 1.0, sampling, sampling_rate)
+    rate = strategy.rate(n_samples)
+    adjacency = "add_remove" if sampling == "poisson" else "replace_one"
+    z = calibrate_gaussian(epsilon, delta, n_iter, rate, sampling, adjacency)
+    noise_std = clipped_sum_sensitivity(clip_norm, batch_size, factor, adjacency, z)
+    return MiniBatch(batch_size, clip_norm, noise_std, sampling, sampling_rate)
+
+
+def _variance_reduced(epsilon, delta, n_samples, n_iter, clip_norm, factor, inner_steps,
+                      clip_norm_single, **settings):
+    calibration = calibrate_svrg(epsilon, delta, n_samples, n_iter, inner_steps,
+                                 clip_full=clip_norm * factor,
+                                 clip_single=clip_norm_single * factor)
+    return VarianceReduced(inner_steps, clip_norm, clip_norm_single,
+                           calibration.sigma_full, calibration.sigma_single)
+
+
+@dataclass(frozen=True)
+class GradientFamily:
+    """What a gradient method is, decided here once: its label, whether it samples
+    batches (Poisson sampling applies), whether an iteration is an epoch of inner steps,
+    its default output and the calibrated strategy it runs.
+
+    Attributes
+    ----------
+    name : str
+    label : str
+    batched : bool
+    epochs : bool
+    default_output : str
+    strategy : callable
+        ``strategy(epsilon, delta, n_samples, n_iter, clip_norm, factor, **settings)``:
+        the calibrated ``optim`` strategy.
+    """
+
+    name: str
+    label: str
+    batched: bool
+    epochs: bool
+    default_output: str
+    strategy: Callable
+
+    def n_manifold_steps(self, n_iter, inner_steps):
+        """Manifold steps of a run: n_iter, or n_iter x inner_steps for epochs."""
+        return n_iter * (inner_steps if self.epochs else 1)
+
+
+FAMILIES = {
+    "rgd": GradientFamily("rgd", "DP-RGD", False, False, "last", _full_batch),
+    "rsgd": GradientFamily("rsgd", "DP-RSGD", True, False, "weighted_average", _mini_batch),
+    "rsvrg": GradientFamily("rsvrg", "DP-RSVRG", False, True, "last", _variance_reduced),
+}
+GRADIENT_METHODS = tuple(FAMILIES)
+
+
+def n_manifold_steps(method, n_iter, inner_steps):
+    """Manifold steps of a run of ``method`` (``GradientFamily.n_manifold_steps``)."""
+    return FAMILIES[method].n_manifold_steps(n_iter, inner_steps)
 
 
 def plan_gradient_release(method, epsilon, delta, n_samples, n_iter, clip_norm,
@@ -70,27 +169,13 @@ def plan_gradient_release(method, epsilon, delta, n_samples, n_iter, clip_norm,
     -------
     plan : GradientPlan
     """
-    label = f"{label} {LABELS[method]}".strip()
+    family = FAMILIES[method]
+    label = f"{label} {family.label}".strip()
     factor = weight_factor(weights, n_samples)  # exactly 1 for uniform weights
-    if method == "rgd":
-        z = calibrate_gaussian(epsilon, delta, n_iter)
-        strategy = FullBatch(clip_norm, z * 2 * clip_norm * factor / n_samples)
-    elif method == "rsgd":
-        strategy = MiniBatch(batch_size, clip_norm, 1.0, sampling, sampling_rate)
-        rate = strategy.rate(n_samples)
-        adjacency = "add_remove" if sampling == "poisson" else "replace_one"
-        z = calibrate_gaussian(epsilon, delta, n_iter, rate, sampling, adjacency)
-        # replace-one moves one clipped gradient by 2C, add/remove by C: the query is a
-        # sum over the batch divided by b (times n w_i for weighted data).
-        per_record = clip_norm if sampling == "poisson" else 2 * clip_norm
-        strategy = MiniBatch(batch_size, clip_norm, z * per_record * factor / batch_size,
-                             sampling, sampling_rate)
-    else:
-        calibration = calibrate_svrg(epsilon, delta, n_samples, n_iter, inner_steps,
-                                     clip_full=clip_norm * factor,
-                                     clip_single=clip_norm_single * factor)
-        strategy = VarianceReduced(inner_steps, clip_norm, clip_norm_single,
-                                   calibration.sigma_full, calibration.sigma_single)
+    strategy = family.strategy(epsilon, delta, n_samples, n_iter, clip_norm, factor,
+                               batch_size=batch_size, inner_steps=inner_steps,
+                               clip_norm_single=clip_norm_single, sampling=sampling,
+                               sampling_rate=sampling_rate)
     return _plan(strategy, n_samples, weights, n_iter, label)
 
 

@@ -12,6 +12,8 @@ rating gets c = 0 and v = 0.
 
 import numpy as np
 
+from geomstats_dp._backend import to_numpy
+
 
 def fit_users(item_offsets, item_factors, ratings, regularization):
     """Each user's ridge fit (c_u, v_u) of their own ratings on the item features.
@@ -53,3 +55,23 @@ def complete_rows(item_offsets, item_factors, ratings, regularization):
     """
     biases, factors = fit_users(item_offsets, item_factors, ratings, regularization)
     return biases[:, None] + item_offsets + factors @ item_factors.T
+
+
+def centred_ratings(ratings, rating_range, offset):
+    """Ratings clipped to the public ``rating_range`` (if any), minus the public offset.
+
+    Parameters
+    ----------
+    ratings : array-like, shape=[n_users, n_items]
+        NaN where missing.
+    rating_range : tuple of two floats or None
+    offset : float
+
+    Returns
+    -------
+    centred : numpy.ndarray, shape=[n_users, n_items]
+    """
+    ratings = to_numpy(ratings)
+    if rating_range is not None:
+        ratings = np.clip(ratings, *(float(bound) for bound in rating_range))
+    return ratings - offset

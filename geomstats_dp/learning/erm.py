@@ -1,44 +1,42 @@
-"""PrivateERM: the one private pipeline behind every estimator.
+"""PrivateERM: a private minimiser of an empirical risk on a manifold.
 
-check parameters -> shape-only data checks -> choose the release mechanism (``method``,
-public quantities only) -> its events -> check the budget (before any data value is
-read) -> ``mechanism.release`` -> charge the budget -> fitted attributes
-(``learning.mechanisms``). Other estimators are a loss, their data checks, their public
-defaults and the mechanisms they offer on top of it.
+Its parameters are checked (``_parameter_constraints``, then the cross-parameter rules of
+``learning._gradient_methods``), the data's shapes checked, the method chosen by a public
+rule, and the method's mechanism built from public quantities only
+(``learning.mechanisms``); ``run_release`` then reserves its events, releases and spends
+(``learning._base.PrivateEstimator._fit_release``).
 """
 
+from typing import ClassVar
 
+from sklearn.utils._param_validation import StrOptions
 
-from geomstats_dp._dask import check_records, is_dask_array
-from geomstats_dp._validation import (
-    check_positive_finite,
-    check_positive_int,
-    check_probability,
-)
-from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
-from geomstats_dp.learning import _defaults
+from geomstats_dp._dask import is_dask_array
+from geomstats_dp._validation import HasMetric
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
-from geomstats_dp.learning._diagnostics import noise_ratio
-from geomstats_dp.learning._gradient_plan import plan_gradient_release
-from geomstats_dp.learning.mechanisms.base import run_release
-from geomstats_dp.learning.mechanisms.choice import choose_point_method
-from geomstats_dp.learning.mechanisms.gradient import GradientRelease
+from geomstats_dp.learning._gradient_methods import (
+    GRADIENT_CONSTRAINTS,
+    GRADIENT_FITTED,
+    auto_gradient_method,
+    check_all_records,
+    check_cross_params,
+    gradient_settings,
+    gradient_spec,
+    optimisation_epsilon,
+    public_size,
+    tangent_spec,
+)
+from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.optim import (
-    OUTPUTS,
     CallableLoss,
     PairedSamples,
     PerSampleLoss,
-    SquaredDistanceLoss,
     normalize_sample_weight,
 )
+from geomstats_dp.optim.callable_loss import GRADIENT_KINDS
 from geomstats_dp.optim.initial_point import check_init_point
-
-SAMPLINGS = ("without_replacement", "poisson")
-GRADIENT_FITTED = ("estimate_", "budget_", "method_", "noise_multiplier_", "noise_multipliers_",
-                   "n_iter_", "n_gradient_evaluations_", "clip_norm_", "events_",
-                   "noise_ratio_")
 
 
 class PrivateERM(PrivateEstimator):
@@ -165,10 +163,19 @@ class PrivateERM(PrivateEstimator):
         data-independent start.
     """
 
-    _MECHANISMS = {"rgd": GradientRelease, "rsgd": GradientRelease,
-                   "rsvrg": GradientRelease, "tangent": TangentRelease,
-                   "two_stage": TwoStageRelease}
+    _MECHANISMS: ClassVar[dict] = {
+        "rgd": GradientRelease, "rsgd": GradientRelease, "rsvrg": GradientRelease,
+        "tangent": TangentRelease, "two_stage": TwoStageRelease}
     _FITTED = GRADIENT_FITTED
+    _check_data = check_all_records
+    _parameter_constraints: ClassVar[dict] = {
+        **GRADIENT_CONSTRAINTS,
+        "space": [HasMetric()],
+        "loss": [PerSampleLoss, callable],
+        "method": [StrOptions({"auto", *_MECHANISMS})],
+        "gradient": [callable, None],
+        "gradient_kind": [StrOptions(set(GRADIENT_KINDS))],
+    }
 
     def __init__(self, space, loss, epsilon=1.0, delta=1e-5, method="auto", clip_norm=None,
                  clip_norm_single=None, n_iter=None, step_size=None, batch_size=None,
@@ -221,45 +228,27 @@ class PrivateERM(PrivateEstimator):
         -------
         self
         """
+        self._check_params()
         budget = self._start_fit(self.epsilon, self.delta)
         self.__dict__.pop("_resolved_method", None)
         data, weights = self._check_input(X, y, sample_weight)
-        self._check_params()
-        if self._poisson and weights is not None:
-            raise ValueError(
-                "sample_weight is not supported with Poisson sampling: adding or removing "
-                "a record changes every normalised weight"
-            )
-        n_public = self.dataset_size if self._poisson else len(data)
+        check_cross_params(self, weights)
+        n_public = public_size(self, len(data))
         method = self._resolved_method = self._choose_method(n_public)
-        mechanism = self._MECHANISMS[method](self, n_public, weights)
-        self._start_point()  # every method refuses a start off the space, before the budget
-        if is_dask_array(data) and not mechanism.reads_dask:
-            raise TypeError(
-                f"method={method!r} does not read Dask arrays; pass X in memory "
-                "(X.compute()) or a method that does (the Dask page of the docs)"
-            )
-        fitted = run_release(mechanism, budget, data, weights, self.random_state,
-                             self.secure)
-        fitted = self._finish(fitted)
-        fitted.update(budget_=budget, method_=method)
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        return self
+        return self._fit_release(budget, method, self._mechanism(method, n_public, weights),
+                                 data, weights)
 
-    # -- hooks of the subclasses -------------------------------------------------------
+    def _check_params(self):
+        """Each parameter alone (``_parameter_constraints``), then the rules between
+        them (``_gradient_methods.check_cross_params``); before any data is read."""
+        self._validate_params()
+        check_cross_params(self)
 
     def _make_loss(self):
         """The PerSampleLoss minimised."""
         if isinstance(self.loss, PerSampleLoss):
             return self.loss
         return CallableLoss(self.space, self.loss, self.gradient, self.gradient_kind)
-
-    def _check_data(self, X, y=None):
-        """Check every record of (X, y) as ``fit`` does (an error names the record's index
-        in X); the private search checks its whole data with it before any run."""
-        data, _ = self._check_input(X, y, None)
-        check_records(self._make_loss(), data)
 
     def _check_input(self, X, y, sample_weight):
         """Shape-only checks of the data; returns (data, weights or None).
@@ -280,146 +269,70 @@ class PrivateERM(PrivateEstimator):
             weights = normalize_sample_weight(sample_weight, len(data))
         return data, weights
 
-    def _finish(self, fitted):
-        """Post-process the mechanism's fitted attributes (released quantities only)."""
-        return fitted
-
     def _choose_method(self, n_samples):
-        """The method run: ``self.method``, or for "auto" a rule on public quantities only
-        (``mechanisms.choice``): "rsgd" for ``sampling="poisson"``, "rgd" when
-        gradient-descent settings (n_iter, step_size) are given or the samples are not
-        points of the space, else what the rule picks from n, the dimension, epsilon and
-        delta."""
+        """``method``, or for "auto" the public rule of
+        ``_gradient_methods.auto_gradient_method``."""
         if self.method != "auto":
             return self.method
-        if self.sampling == "poisson":
-            return "rsgd"
-        point_loss = isinstance(self._make_loss(), SquaredDistanceLoss)
-        if not point_loss or self.n_iter is not None or self.step_size is not None:
-            return "rgd"
-        return choose_point_method(n_samples, int(self.space.dim), self.epsilon, self.delta)
+        return auto_gradient_method(self, n_samples, self._make_loss())
 
     def _start_point(self):
         """The public start of every method: ``init_point`` (checked to lie on the
         space, ``optim.check_init_point``), else the canonical point."""
         return check_init_point(self.space, self.init_point)
 
+    def _mechanism(self, method, n_samples, weights):
+        """The spec of ``method``'s release, from public quantities only (every method
+        refuses a start off the space here, before the budget)."""
+        mechanism = self._MECHANISMS[method]
+        if mechanism is GradientRelease:
+            return self._gradient_spec(method, n_samples, weights)
+        if mechanism in (TangentRelease, TwoStageRelease):
+            return tangent_spec(self, mechanism, n_samples, weights, self._make_loss(),
+                                self._start_point(), self._smoothness())
+        self._start_point()
+        return mechanism(self, n_samples, weights)
+
+    def _gradient_spec(self, method, n_samples, weights):
+        """The ``GradientRelease`` of ``method`` ("rgd", "rsgd", "rsvrg")."""
+        return gradient_spec(
+            self, method, n_samples, weights, self._make_loss(), self._start_point(),
+            settings=self._settings(n_samples), epsilon=self._optimisation_epsilon,
+            smoothness=self._smoothness(), **self._inherited_rules(n_samples))
+
+    # -- transitional: what PrivatePCA and PrivateMatrixCompletion still inherit --------
+
     @property
     def _method(self):
         """The method run: ``method`` as resolved by the last fit's ``_choose_method``."""
         return self.__dict__.get("_resolved_method", self.method)
 
-    def _default_step_size(self, inner_steps, clip_norm, noise_stds):
-        """The default schedule (``_defaults.default_step_size``, divided by
-        ``_smoothness``)."""
-        return _defaults.default_step_size(self._method, inner_steps, clip_norm, noise_stds,
-                                           int(self.space.dim), self._smoothness())
+    def _settings(self, n_samples):
+        return gradient_settings(self, self._method, n_samples)
 
-    def _noise_ratio(self, step_sizes, noise_stds, clip_norm, output):
-        """The public noise ratio of a gradient run (``learning._diagnostics``)."""
-        return noise_ratio(step_sizes, noise_stds, int(self.space.dim), clip_norm, output)
+    @property
+    def _optimisation_epsilon(self):
+        return optimisation_epsilon(self)
 
     def _smoothness(self):
         """Curvature scale of the loss relative to d^2 / 2; default steps divide by it."""
         return 1.0
 
-    def _preliminary_events(self, n_samples):
-        """Releases a subclass makes from the data before the optimisation (events)."""
-        return ()
-
-    def _prepare(self, data, rng):
-        """Make the preliminary releases and return the data the optimisation reads.
-
-        Called once the budget is checked and the values are checked; returns
-        ``(data, fitted)`` with the preliminary releases as fitted attributes.
-        """
-        return data, {}
-
-    # -- the pipeline ------------------------------------------------------------------
-
-    def _check_params(self):
-        """Validate the parameters (before any data is read)."""
-        if not hasattr(self.space, "metric"):
-            raise TypeError(f"space {type(self.space).__name__} has no metric")
-        methods = ("auto", *(name for name in self._MECHANISMS if name != "auto"))
-        if self.method not in methods:
-            raise ValueError(f"method must be one of {methods}, got {self.method!r}")
-        check_positive_finite(self.epsilon, "epsilon")
-        if self.method != "laplace":
-            check_probability(self.delta, "delta")
-        if self.clip_norm is not None and not self._auto_clip:
-            check_positive_finite(self.clip_norm, "clip_norm")
-        if self.clip_norm_single is not None:
-            check_positive_finite(self.clip_norm_single, "clip_norm_single")
-        if self._auto_clip:
-            check_probability(self.clip_quantile, "clip_quantile")
-            check_probability(self.clip_budget_fraction, "clip_budget_fraction")
-        for name in ("n_iter", "batch_size", "inner_steps", "dataset_size"):
-            if getattr(self, name) is not None:
-                check_positive_int(getattr(self, name), name)
-        if self.sampling not in SAMPLINGS:
-            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
-        if self.output is not None and self.output not in OUTPUTS:
-            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
-        if self.secure and self.random_state is not None:
-            raise ValueError(
-                "secure=True draws from the operating system's entropy; "
-                f"random_state must be None, got {self.random_state!r}"
-            )
-        if self.noise_method not in NOISE_METHODS:
-            raise ValueError(
-                f"noise_method must be one of {NOISE_METHODS}, got {self.noise_method!r}"
-            )
-        if self._poisson:
-            if self.dataset_size is None:
-                raise ValueError(
-                    "sampling='poisson' is analysed under add/remove adjacency, where the "
-                    "dataset size is private: pass dataset_size, a declared public size, "
-                    "from which the sampling rate and the defaults are computed"
-                )
-            if self.batch_size is not None and self.batch_size > self.dataset_size:
-                raise ValueError(
-                    f"batch_size must be <= dataset_size={self.dataset_size}, "
-                    f"got {self.batch_size}"
-                )
-
-    @property
-    def _auto_clip(self):
-        return isinstance(self.clip_norm, str) and self.clip_norm == "auto"
-
-    @property
-    def _poisson(self):
-        return self._method in ("rsgd", "auto") and self.sampling == "poisson"
-
-    def _settings(self, n_samples):
-        """Resolved n_iter, batch size, inner steps and output, from public quantities."""
-        batch_size = self.batch_size or _defaults.default_batch_size(n_samples)
-        inner_steps = self.inner_steps or _defaults.default_inner_steps(n_samples)
-        n_iter = self.n_iter or _defaults.default_n_iter(
-            self._method, n_samples, int(self.space.dim), self.epsilon, self.delta
-        )
-        output = self.output or _defaults.default_output(self._method)
-        if self._method == "rsgd" and batch_size > n_samples:
-            raise ValueError(
-                f"batch_size must be <= the number of samples {n_samples}, got {batch_size}"
-            )
-        return n_iter, batch_size, inner_steps, output
-
-    @property
-    def _optimisation_epsilon(self):
-        """Epsilon left to the optimisation once the automatic clip norm is paid."""
-        if self._auto_clip:
-            return self.epsilon * (1 - self.clip_budget_fraction)
-        return self.epsilon
-
-    def _plan(self, n_samples, weights, n_iter, batch_size, inner_steps, clip_norm):
-        """The calibrated strategy and privacy events of this run."""
-        clip_norm_single = self.clip_norm_single or (
-            _defaults.SVRG_SINGLE_CLIP_RATIO * clip_norm
-        )
-        rate = batch_size / n_samples if self._poisson else None
-        return plan_gradient_release(
-            self._method, self._optimisation_epsilon, self.delta, n_samples, n_iter, clip_norm,
-            batch_size, inner_steps, clip_norm_single, self.sampling,
-            label=type(self).__name__, weights=weights, sampling_rate=rate,
-        )
+    def _inherited_rules(self, n_samples):
+        """``PrivatePCA`` and ``PrivateMatrixCompletion`` still inherit this class and
+        define ``_preliminary_events``, ``_prepare``, ``_default_step_size`` and
+        ``_noise_ratio``: they become ``GradientRelease``'s ``preliminary``,
+        ``step_rule`` and ``ratio_rule`` until those estimators build the spec
+        themselves (``_gradient_methods.gradient_spec``)."""
+        rules = {}
+        if hasattr(self, "_prepare"):
+            events = tuple(getattr(self, "_preliminary_events", lambda n: ())(n_samples))
+            rules["preliminary"] = Preliminary(
+                events, lambda data, rng: (*self._prepare(data, rng), None))
+        if hasattr(self, "_default_step_size"):
+            rules["step_rule"] = lambda m, c, stds, context: self._default_step_size(
+                m, c, stds)
+        if hasattr(self, "_noise_ratio"):
+            rules["ratio_rule"] = lambda steps, stds, c, out, context: self._noise_ratio(
+                steps, stds, c, out)
+        return rules

@@ -2,16 +2,32 @@
 Laplace mechanism, the default chosen from public quantities ("auto")."""
 
 import warnings
+from numbers import Real
+from typing import ClassVar
+
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from geomstats_dp._backend import to_backend
-from geomstats_dp._validation import check_positive_finite
+from geomstats_dp._validation import HasMetric, PositiveFinite
+from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_points, check_shape
-from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
+from geomstats_dp.learning._gradient_methods import (
+    GRADIENT_CONSTRAINTS,
+    GRADIENT_FITTED,
+    auto_gradient_method,
+    check_all_records,
+    check_cross_params,
+    gradient_spec,
+    public_size,
+    tangent_spec,
+)
 from geomstats_dp.learning.mechanisms.choice import (
     LAPLACE_RATIO_THRESHOLD,
     laplace_noise_ratio,
 )
+from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
+from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.optim import SquaredDistanceLoss, normalize_sample_weight
 from geomstats_dp.optim.initial_point import check_init_point
 from geomstats_dp.privacy import PrivacyLeakWarning
@@ -19,7 +35,7 @@ from geomstats_dp.privacy import PrivacyLeakWarning
 ATOL = 1e-6  # tolerance of the check that data points lie on the space
 
 
-class PrivateFrechetMean(PrivateERM):
+class PrivateFrechetMean(PrivateEstimator):
     """Differentially private Frechet mean on a geomstats manifold.
 
     The release ``estimate_`` is (epsilon, delta)-DP under replace-one adjacency (one
@@ -46,21 +62,52 @@ class PrivateFrechetMean(PrivateERM):
     epsilon : float
         Privacy parameter of this release, > 0.
     delta : float
-        In (0, 1); ignored by "laplace" (pure DP).
+        In (0, 1); "laplace" (pure DP) ignores it and accepts 0.
     method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace"}
+        The release; ``method_`` records what "auto" chose.
     clip_norm : float, "auto" or None
         C, a public bound on the per-sample gradient norms d(x, z) (the data radius
         around the iterates). "auto" spends ``clip_budget_fraction`` of epsilon on a
         private ``clip_quantile`` of the distances to the initial point (see PrivateERM).
         None infers it from the data (the largest distance to the initial point) with a
         PrivacyLeakWarning.
-    radius, center : float and array-like
-        The public ball B(center, radius) holding the data: needed by "laplace", read by
-        "auto"; ``center`` is also the start of every method when ``init_point`` is None.
-    clip_norm_single, n_iter, step_size, batch_size, inner_steps, sampling, dataset_size,
-    init_point, output, clip_quantile, clip_budget_fraction, noise_method, budget,
-    random_state, secure, verbose
-        As in ``PrivateERM`` (defaults for the squared distance: ``_defaults``).
+    clip_norm_single : float, optional
+        rsvrg: C1, the clip norm of the single-sample gradients; default C / 100.
+    n_iter : int, optional
+        Steps (rgd, rsgd) or epochs (rsvrg); default from the theory (``_defaults``).
+    step_size : float or callable, optional
+        Constant or schedule ``t -> eta_t``; default noise-aware (``_defaults``).
+    batch_size : int, optional
+        rsgd batch size (expected size for Poisson); default about sqrt(n).
+    inner_steps : int, optional
+        rsvrg inner steps per epoch; default n / 10.
+    sampling : {"without_replacement", "poisson"}
+        rsgd batch sampling (Poisson: add/remove adjacency).
+    dataset_size : int, optional
+        Poisson sampling only (and required there): the declared public size N.
+    init_point : array-like, optional
+        Data-independent start of every method; default ``center``, else a canonical
+        point of the space.
+    output : {"last", "random", "average", "weighted_average"}, optional
+        Default "weighted_average" for rsgd, "last" otherwise.
+    radius : float, optional
+        r of the public ball B(center, r) holding the data: needed by "laplace" (with
+        ``center``), read by "auto".
+    center : array-like, optional
+        The center of that ball, on the space.
+    clip_quantile : float
+        With ``clip_norm="auto"``: the quantile of the distances released, in (0, 1).
+    clip_budget_fraction : float
+        With ``clip_norm="auto"``: the fraction of epsilon spent on it, in (0, 1).
+    noise_method : str
+        TangentGaussian method used for the noise ("transport" by default).
+    budget : PrivacyBudget, optional
+        Budget to charge; default as in ``PrivateERM``.
+    random_state : None, int or numpy.random.Generator
+    secure : bool
+        Draw the noise from the operating system's entropy (random_state must be None).
+    verbose : bool
+        Show a progress bar.
 
     Attributes
     ----------
@@ -74,8 +121,19 @@ class PrivateFrechetMean(PrivateERM):
         As in ``PrivateERM`` (laplace sets no ``clip_norm_`` nor ``noise_ratio_``).
     """
 
-    _MECHANISMS = {**PrivateERM._MECHANISMS, "laplace": LaplaceRelease}
+    _MECHANISMS: ClassVar[dict] = {
+        "rgd": GradientRelease, "rsgd": GradientRelease, "rsvrg": GradientRelease,
+        "tangent": TangentRelease, "two_stage": TwoStageRelease, "laplace": LaplaceRelease}
     _FITTED = GRADIENT_FITTED
+    _check_data = check_all_records
+    _parameter_constraints: ClassVar[dict] = {
+        **GRADIENT_CONSTRAINTS,
+        "space": [HasMetric()],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "method": [StrOptions({"auto", *_MECHANISMS})],
+        "radius": [PositiveFinite(), None],
+        "center": ["array-like", None],
+    }
 
     def __init__(self, space, epsilon=1.0, delta=1e-5, method="auto", clip_norm=None,
                  clip_norm_single=None, n_iter=None, step_size=None, batch_size=None,
@@ -83,18 +141,30 @@ class PrivateFrechetMean(PrivateERM):
                  init_point=None, output=None, radius=None, center=None,
                  clip_quantile=0.5, clip_budget_fraction=0.1, noise_method="transport",
                  budget=None, random_state=None, secure=False, verbose=False):
-        super().__init__(
-            space, None, epsilon=epsilon, delta=delta, method=method, clip_norm=clip_norm,
-            clip_norm_single=clip_norm_single, n_iter=n_iter, step_size=step_size,
-            batch_size=batch_size, inner_steps=inner_steps, sampling=sampling,
-            dataset_size=dataset_size, init_point=init_point, output=output,
-            clip_quantile=clip_quantile, clip_budget_fraction=clip_budget_fraction,
-            noise_method=noise_method, budget=budget, random_state=random_state,
-            secure=secure, verbose=verbose,
-        )
-        del self.loss, self.gradient, self.gradient_kind  # not parameters of this estimator
+        self.space = space
+        self.epsilon = epsilon
+        self.delta = delta
+        self.method = method
+        self.clip_norm = clip_norm
+        self.clip_norm_single = clip_norm_single
+        self.n_iter = n_iter
+        self.step_size = step_size
+        self.batch_size = batch_size
+        self.inner_steps = inner_steps
+        self.sampling = sampling
+        self.dataset_size = dataset_size
+        self.init_point = init_point
+        self.output = output
         self.radius = radius
         self.center = center
+        self.clip_quantile = clip_quantile
+        self.clip_budget_fraction = clip_budget_fraction
+        self.noise_method = noise_method
+        self.budget = budget
+        self.random_state = random_state
+        self.secure = secure
+        self.verbose = verbose
+        self._remember_budget()
 
     def fit(self, X, y=None, sample_weight=None):
         """Release a private Frechet mean of ``X``.
@@ -114,46 +184,76 @@ class PrivateFrechetMean(PrivateERM):
         -------
         self : PrivateFrechetMean
         """
-        return super().fit(X, None, sample_weight)
+        self._check_params()
+        budget = self._start_fit(self.epsilon, self.delta)
+        data, weights = self._check_input(X, None, sample_weight)
+        check_cross_params(self, weights)
+        n_public = public_size(self, len(data))
+        method = self._choose_method(n_public)
+        return self._fit_release(budget, method, self._mechanism(method, n_public, weights),
+                                 data, weights)
 
-    def _make_loss(self):
-        return SquaredDistanceLoss(self.space, ATOL)
+    def _check_params(self):
+        """Each parameter alone (``_parameter_constraints``), then the rules between them
+        (``_gradient_methods.check_cross_params``; delta > 0 for the Gaussian methods,
+        the center on the space); before any data is read."""
+        self._validate_params()
+        check_cross_params(self)
+        if self.method != "laplace" and self.delta == 0:
+            raise ValueError(f"delta must lie in (0, 1) for method={self.method!r}, got 0")
+        if self.center is not None:
+            check_init_point(self.space, self.center, ATOL, "center")
 
     def _check_input(self, X, y, sample_weight):
+        """Shape-only checks of the points; returns (points, weights or None)."""
         points = check_shape(self.space, X, lazy=True)
         weights = normalize_sample_weight(sample_weight, len(points))
         self._weighted = bool(weights.max() != weights.min())  # public
         return points, weights if self._weighted else None
 
     def _choose_method(self, n_samples):
-        """As ``PrivateERM``; "auto" with a public ball and uniform weights takes the
-        Laplace release where it is expected to win (``mechanisms.choice``)."""
-        method = super()._choose_method(n_samples)
-        if self.method != "auto" or self.radius is None or self.center is None:
+        """``method``; for "auto", the Laplace release where a public ball is given, the
+        weights are uniform and its noise is expected to win (``mechanisms.choice``),
+        else the rule of ``_gradient_methods.auto_gradient_method``."""
+        if self.method != "auto":
+            return self.method
+        method = auto_gradient_method(self, n_samples, self._make_loss())
+        if self.radius is None or self.center is None:
             return method
         if self._weighted or self.n_iter is not None or self.step_size is not None:
             return method
         ratio = laplace_noise_ratio(self.space, n_samples, self.epsilon, self.delta,
-                                    check_positive_finite(self.radius, "radius"),
-                                    to_backend(self.center))
+                                    float(self.radius), to_backend(self.center))
         if ratio is not None and ratio <= LAPLACE_RATIO_THRESHOLD:
             return "laplace"
         return method
 
-    def _check_params(self):
-        super()._check_params()
-        if self.center is not None:
-            self._check_center()
+    def _make_loss(self):
+        return SquaredDistanceLoss(self.space, ATOL)
 
     def _start_point(self):
         """``init_point``, else the public ``center``, else the canonical point."""
         if self.init_point is None and self.center is not None:
             return check_init_point(self.space, self.center, ATOL, "center")
-        return super()._start_point()
+        return check_init_point(self.space, self.init_point)
 
-    def _check_center(self):
-        """The Laplace ball's center: shape, finite, on the space (errors name it)."""
-        check_init_point(self.space, self.center, ATOL, "center")
+    def _mechanism(self, method, n_samples, weights):
+        """The spec of ``method``'s release, from public quantities only."""
+        mechanism = self._MECHANISMS[method]
+        start = self._start_point()  # every method refuses a start off the space
+        if mechanism is LaplaceRelease:
+            if self.radius is None or self.center is None:
+                raise ValueError(
+                    "method='laplace' needs the public ball holding the data: pass radius "
+                    "and center"
+                )
+            if weights is not None:
+                raise ValueError("sample_weight is not supported with method='laplace'")
+            return LaplaceRelease(self.space, n_samples, self.epsilon, self.radius,
+                                  self.center)
+        if mechanism is GradientRelease:
+            return gradient_spec(self, method, n_samples, weights, self._make_loss(), start)
+        return tangent_spec(self, mechanism, n_samples, weights, self._make_loss(), start)
 
     def score(self, X, y=None, sample_weight=None):
         """Minus the mean squared distance of ``X`` to the estimate (not private).

@@ -1,46 +1,46 @@
-"""Private low-rank matrix completion: DP alternating least squares, or DP-RSGD on the
-Grassmannian of item subspaces.
+"""Private low-rank matrix completion: DP alternating least squares, or DP gradient
+descent on the Grassmannian of item subspaces.
 
 R is users x items (rows are users, the privacy unit), NaN for missing ratings. The
 default release, ``method="als"``, is DP alternating least squares in the billboard model
 (``learning.mechanisms.alternating_least_squares``). The gradient methods minimise the
-loss below on the Grassmannian. A point is
-an orthonormal basis W [n_items, r] of an r-dimensional subspace of item space
-(``GrassmannBases``: Gr(n_items, r) on bases, tangent vectors horizontal, metric
-tr(U^T V)). The loss of one user u, with observed items Omega_u and centred ratings x_u,
-is (Han et al. 2024, Section 6.5; Boumal & Absil 2011, RTRMC)
-
-    f(W; x_u) = min_v |P_Omega(x_u - W v)|^2 + lambda |v|^2
-              = |r_u|^2 + lambda |v_u|^2,
-
-v_u = (W_Omega^T W_Omega + lambda I)^(-1) W_Omega^T x_Omega the (ridge) least-squares fit
-and r_u = P_Omega(x_u - W v_u). It depends on span(W) only. By the envelope theorem its
-Euclidean gradient is -2 r_u v_u^T, and its Riemannian gradient the horizontal projection
-
-    grad f(W; x_u) = -2 (I - W W^T) r_u v_u^T,   |grad f| <= 2 |r_u| |v_u|.
-
-A user with no ratings has v_u = 0 and a zero gradient. An item i nobody rated has a zero
-row in every r_u, so the data pull its row of W only through the ridge term: the row of
-the gradient is 2 lambda W_i v_u v_u^T (W^T r_u = lambda v_u by the normal equations), of
-the order of lambda; with lambda -> 0 (the plain least squares of Han et al.) it vanishes.
+per-user loss of ``learning._completion_loss`` on the Grassmannian
+(``learning.mechanisms.GradientRelease``). Either way users complete their own rows from
+the released item side (``learning._local_completion``).
 """
 
-import geomstats.backend as gs
+import functools
+from numbers import Real
+from typing import ClassVar
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp._validation import check_positive_finite, check_positive_int
-from geomstats_dp.distributions.grassmann_bases import (
-    GrassmannBases,
-    horizontal_projection,
-)
+from geomstats_dp._validation import PositiveFinite, PositiveInt, _Constraint
+from geomstats_dp.distributions.grassmann_bases import GrassmannBases
+from geomstats_dp.learning._base import PrivateEstimator
+from geomstats_dp.learning._completion_loss import MatrixCompletionLoss, check_ratings
 from geomstats_dp.learning._data import check_array, check_sample_count
-from geomstats_dp.learning._local_completion import complete_rows, fit_users
-from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
+from geomstats_dp.learning._gradient_methods import (
+    GRADIENT_CONSTRAINTS,
+    GRADIENT_FITTED,
+    check_cross_params,
+    public_size,
+)
+from geomstats_dp.learning._gradient_plan import GRADIENT_METHODS
+from geomstats_dp.learning._local_completion import (
+    centred_ratings,
+    complete_rows,
+    fit_users,
+)
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
+    default_n_iter,
 )
-from geomstats_dp.optim import PerSampleLoss
+from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
+
+__all__ = ["MatrixCompletionLoss", "PrivateMatrixCompletion", "rmse"]
 
 MC_FITTED = GRADIENT_FITTED + ("components_", "item_factors_", "item_offsets_",
                                "n_features_in_")
@@ -48,99 +48,32 @@ GRADIENT_REGULARIZATION = 1e-3
 ALS_REGULARIZATION = 1.0
 
 
-def check_ratings(ratings, name="X"):
-    """Raise ValueError unless ``ratings`` holds finite values or NaN.
+class RatingRange(_Constraint):
+    """A public (low, high): two finite real numbers (not bools) with low < high."""
 
-    A matrix with no rating at all is valid (a release from it is noise only): whether
-    any user rated anything must not decide between an error and a release.
+    def is_satisfied_by(self, val):
+        bounds = np.asarray(val, dtype=object)
+        return bounds.shape == (2,) and all(
+            isinstance(b, (int, float, np.number)) and not isinstance(b, bool)
+            and np.isfinite(b) for b in bounds) and bounds[0] < bounds[1]
 
-    Parameters
-    ----------
-    ratings : numpy.ndarray, shape=[n_users, n_items]
-    name : str
-    """
-    infinite = np.isinf(ratings)
-    if infinite.any():
-        index = tuple(int(i) for i in np.argwhere(infinite)[0])
-        raise ValueError(
-            f"{name} holds an infinite value at index {index}; expected finite ratings "
-            "or NaN for a missing rating"
-        )
+    def __str__(self):
+        return "(low, high), two finite numbers with low < high"
 
 
-def least_squares_coefficients(basis, ratings, regularization):
-    """v_u = (W_Omega^T W_Omega + lambda I)^(-1) W_Omega^T x_Omega for every row.
-
-    Parameters
-    ----------
-    basis : array-like, shape=[n_items, r]
-    ratings : array-like, shape=[k, n_items]
-        NaN for missing entries.
-    regularization : float
-        lambda > 0 (users with fewer than r ratings stay well posed).
-
-    Returns
-    -------
-    coefficients : array-like, shape=[k, r]
-    observed : array-like, shape=[k, n_items]
-        1.0 where a rating is observed, 0.0 elsewhere.
-    filled : array-like, shape=[k, n_items]
-        The ratings with 0.0 for missing entries.
-    """
-    missing = gs.isnan(ratings)
-    observed = gs.where(missing, 0.0, 1.0)
-    filled = gs.where(missing, 0.0, ratings)
-    rank = basis.shape[-1]
-    masked = observed[..., None] * basis
-    gram = gs.matmul(gs.moveaxis(masked, -1, -2), basis) + regularization * gs.eye(rank)
-    target = gs.matmul(filled, basis)
-    coefficients = gs.linalg.solve(gram, target)
-    return coefficients, observed, filled
+def start_basis(n_items, rank):
+    """A fixed random orthonormal basis [n_items, rank] (seed 0): data-independent, and
+    not a coordinate basis (whose items may be exactly unrated)."""
+    return np.linalg.qr(np.random.default_rng(0).standard_normal((n_items, rank)))[0]
 
 
-class MatrixCompletionLoss(PerSampleLoss):
-    """f(W; x_u) = |P_Omega(x_u - W v_u)|^2 + lambda |v_u|^2 (module docstring).
-
-    Parameters
-    ----------
-    space : GrassmannBases
-        Gr(n_items, r) on bases.
-    regularization : float
-        lambda > 0.
-    """
-
-    def __init__(self, space, regularization=1e-3):
-        super().__init__(space)
-        self.regularization = regularization
-
-    def check_data(self, data):
-        """Ratings [n_users, n_items], finite or NaN (possibly no rating at all)."""
-        ratings = to_numpy(data)
-        check_ratings(ratings)
-        return to_backend(ratings)
-
-    def _fit(self, point, data):
-        coefficients, observed, filled = least_squares_coefficients(
-            point, data, self.regularization
-        )
-        residuals = observed * (filled - gs.matmul(coefficients, gs.transpose(point)))
-        return coefficients, residuals
-
-    def values(self, point, data):
-        """f(W; x_u), shape=[k]."""
-        coefficients, residuals = self._fit(point, data)
-        return gs.sum(residuals**2, axis=-1) + self.regularization * gs.sum(
-            coefficients**2, axis=-1
-        )
-
-    def gradients(self, point, data):
-        """-2 (I - W W^T) r_u v_u^T, shape=[k, n_items, r]."""
-        coefficients, residuals = self._fit(point, data)
-        euclidean = -2 * residuals[..., :, None] * coefficients[..., None, :]
-        return horizontal_projection(euclidean, point)
+def _centred_run_data(rating_range, offset, data, rng):
+    """The gradient run's data: the ratings clipped to the range and centred (a
+    per-user map, no release)."""
+    return to_backend(centred_ratings(data, rating_range, offset)), {}, None
 
 
-class PrivateMatrixCompletion(PrivateERM):
+class PrivateMatrixCompletion(PrivateEstimator):
     """Differentially private low-rank matrix completion in the billboard model.
 
     ``fit(R)`` takes R users x items (rows are users) with NaN for missing ratings and
@@ -164,11 +97,11 @@ class PrivateMatrixCompletion(PrivateERM):
       compose exactly as Gaussian DP (``privacy.calibrate_gaussian``; details in
       ``learning.mechanisms.alternating_least_squares``). User factors are never
       released.
-    - ``method="rsgd"``, ``"rgd"``, ``"rsvrg"``: the per-user loss of the module
-      docstring minimised on the Grassmannian; each user's Riemannian gradient is clipped
-      to C in the metric tr(U^T V), the batch mean has sensitivity 2C/b (2C/n for
-      DP-RGD), the noise is the tangent Gaussian, calibrated and accounted by
-      ``PrivateERM`` (autodp).
+    - ``method="rsgd"``, ``"rgd"``, ``"rsvrg"``: the per-user loss of
+      ``learning._completion_loss`` minimised on the Grassmannian
+      (``mechanisms.GradientRelease``); each user's Riemannian gradient is clipped to C
+      in the metric tr(U^T V), the batch mean has sensitivity 2C/b (2C/n for DP-RGD),
+      the noise is the tangent Gaussian, calibrated and accounted by autodp.
 
     ``rating_range`` and ``offset`` must be public (the scale of the ratings, e.g. 1 to 5
     for MovieLens), never statistics of R.
@@ -177,8 +110,8 @@ class PrivateMatrixCompletion(PrivateERM):
     ----------
     rank : int
         r, 1 <= r < n_items. Default 3: every factor adds r + 2 noisy statistics per
-        item and alternation; on MovieLens-100K ranks 2 and 3 were best from epsilon 1
-        to 16 and rank 10 lost 0.05-0.07 RMSE (docs/matrix_completion.md).
+        item and alternation (the ranks compared on MovieLens-100K:
+        docs/matrix_completion.md).
     epsilon, delta : float
     clip_norm : float or None
         C. With "als": the bound on the norm of one user's item statistics (module
@@ -203,13 +136,32 @@ class PrivateMatrixCompletion(PrivateERM):
         ``predict``; default the middle of ``rating_range``, else 0.
     n_iter : int, optional
         "als": the number of alternations T; default 1, or 3 where the noise of 4
-        releases is negligible (noise multiplier below 0.2: epsilon above about 90 at
-        delta 1e-5). Gradient methods: as in ``PrivateERM``.
-    step_size, batch_size, inner_steps, sampling, dataset_size, output, noise_method
-        Gradient methods only, as in ``PrivateERM``. The default steps are divided by C.
-    budget, random_state, secure, verbose
-        As in ``PrivateERM``. Every method starts from a fixed random orthonormal basis
-        (seed 0), data-independent.
+        releases is negligible (``alternating_least_squares.default_n_iter``). Gradient
+        methods: steps (rgd, rsgd) or epochs (rsvrg), as in ``PrivateERM``.
+    step_size : float or callable, optional
+        Gradient methods: constant or schedule ``t -> eta_t``; default noise-aware,
+        divided by C.
+    batch_size : int, optional
+        "rsgd": the batch size (expected size for Poisson); default about sqrt(n).
+    inner_steps : int, optional
+        "rsvrg": inner steps per epoch; default n / 10.
+    sampling : {"without_replacement", "poisson"}
+        "rsgd" batch sampling (Poisson: add/remove adjacency of users).
+    dataset_size : int, optional
+        Poisson sampling only (and required there): the declared public number of users.
+    output : {"last", "random", "average", "weighted_average"}, optional
+        Gradient methods: the iterate released; default as in ``PrivateERM``.
+    noise_method : str
+        Gradient methods: the ``TangentGaussian`` method of the noise.
+    budget : PrivacyBudget, optional
+        Budget to charge; default the one active (``with budget:``) when the estimator
+        was created or fitted, else a fresh PrivacyBudget(epsilon, delta) for this fit.
+    random_state : None, int or numpy.random.Generator
+    secure : bool
+        Draw the noise from the operating system's entropy (random_state must be None).
+    verbose : bool
+        Gradient methods: show a progress bar. Every method starts from a fixed random
+        orthonormal basis (seed 0), data-independent.
 
     Attributes
     ----------
@@ -222,14 +174,37 @@ class PrivateMatrixCompletion(PrivateERM):
         The released item offsets ("als"; zero for the gradient methods).
     n_features_in_ : int
         n_items.
-    estimate_, budget_, method_, noise_multiplier_, noise_multipliers_, n_iter_,
-    clip_norm_, events_
-        As in ``PrivateERM`` (``estimate_`` is W, [n_items, rank]); the gradient methods
-        also set ``n_gradient_evaluations_`` and ``noise_ratio_``.
+    estimate_ : numpy.ndarray, shape=[n_items, rank]
+        W, the released orthonormal basis.
+    budget_ : PrivacyBudget
+        The budget charged.
+    method_ : str
+    events_ : tuple
+        The privacy events this fit charged to ``budget_``.
+    noise_multiplier_ : float
+        Noise standard deviation over the sensitivity of a release (an alternation, or a
+        step); ``noise_multipliers_`` (dict) for every kind of query.
+    n_iter_ : int
+        Alternations ("als") or manifold steps.
+    clip_norm_ : float
+        The clip norm used.
+    n_gradient_evaluations_, noise_ratio_
+        Gradient methods only, as in ``PrivateERM``.
     """
 
     _FITTED = MC_FITTED
-    _MECHANISMS = {"als": AlternatingLeastSquaresRelease, **PrivateERM._MECHANISMS}
+    _parameter_constraints: ClassVar[dict] = {
+        **{name: GRADIENT_CONSTRAINTS[name] for name in (
+            "epsilon", "delta", "n_iter", "step_size", "batch_size", "inner_steps",
+            "sampling", "dataset_size", "output", "noise_method", "budget", "random_state",
+            "secure", "verbose")},
+        "rank": [PositiveInt()],
+        "clip_norm": [PositiveFinite(), None],
+        "method": [StrOptions({"als", *GRADIENT_METHODS})],
+        "rating_range": [RatingRange(), None],
+        "regularization": [PositiveFinite(), None],
+        "offset": [Interval(Real, -np.inf, np.inf, closed="neither"), None],
+    }
 
     def __init__(self, rank=3, epsilon=1.0, delta=1e-5, clip_norm=None, method="als",
                  rating_range=None, regularization=None, offset=None, n_iter=None,
@@ -259,24 +234,6 @@ class PrivateMatrixCompletion(PrivateERM):
         self.verbose = verbose
         self._remember_budget()
 
-    # PrivateERM reads these; matrix completion fixes them.
-    @property
-    def space(self):
-        """``GrassmannBases(n_items, rank)``, set by ``fit``."""
-        return self._space
-
-    clip_norm_single = None
-    clip_quantile = clip_budget_fraction = None
-    gradient = None
-    gradient_kind = "riemannian"
-
-    @property
-    def init_point(self):
-        """A fixed random orthonormal basis [n_items, rank] (seed 0): data-independent,
-        and not a coordinate basis (whose items may be exactly unrated)."""
-        basis = np.random.default_rng(0).standard_normal((self._n_items, self.rank))
-        return np.linalg.qr(basis)[0]
-
     def fit(self, X, y=None):
         """Release a private rank-r item side of the ratings ``X``.
 
@@ -291,42 +248,76 @@ class PrivateMatrixCompletion(PrivateERM):
         -------
         self
         """
-        return super().fit(X)
+        self._check_params()
+        budget = self._start_fit(self.epsilon, self.delta)
+        data = self._check_input(X)
+        n_users, n_items = data.shape
+        if self.method == "als":
+            mechanism = self._als_mechanism(n_users)
+        else:
+            mechanism = self._gradient_mechanism(public_size(self, n_users), n_items)
+        return self._fit_release(budget, self.method, mechanism, data, None)
 
-    def _check_input(self, X, y, sample_weight):
+    def _finish(self, fitted):
+        """The item side users complete their rows with (zero offsets and the basis
+        itself for the gradient methods)."""
+        basis = to_numpy(fitted["estimate_"])
+        fitted.setdefault("components_", basis.T.copy())
+        fitted.setdefault("item_factors_", basis)
+        fitted.setdefault("item_offsets_", np.zeros(len(basis)))
+        fitted["n_features_in_"] = len(basis)
+        return fitted
+
+    def _check_params(self):
+        """The parameters, declaratively, then the rules across them (before the data)."""
+        self._validate_params()
+        check_cross_params(self)
+        if self.method == "als" and self.clip_norm is None and self.rating_range is None:
+            raise ValueError(
+                "method='als' needs a public bound on the ratings: pass rating_range="
+                "(low, high) or clip_norm"
+            )
+
+    def _check_input(self, X):
+        """Shape checks of the ratings (their values are checked by the release)."""
         data = check_array(X, "X")
         if data.ndim != 2:
             raise ValueError(f"X must have shape [n_users, n_items], got {data.shape}")
         check_sample_count(len(data), "X")
-        n_items = data.shape[1]
-        rank = check_positive_int(self.rank, "rank")
-        if rank >= n_items:
-            raise ValueError(f"rank must be < n_items = {n_items}, got {rank}")
-        if self.regularization is not None:
-            check_positive_finite(self.regularization, "regularization")
-        if self.offset is not None and (
-                isinstance(self.offset, bool) or not np.isfinite(self.offset)):
-            raise ValueError(f"offset must be a finite number or None, got {self.offset!r}")
-        self._check_rating_range()
-        if isinstance(self.clip_norm, str):
-            raise ValueError(
-                f"clip_norm must be a positive number or None, got {self.clip_norm!r}"
-            )
-        self._space = GrassmannBases(n_items, rank)
-        self._n_items = n_items  # n_features_in_ at the end (_finish)
-        return data, None
+        if self.rank >= data.shape[1]:
+            raise ValueError(f"rank must be < n_items = {data.shape[1]}, got {self.rank}")
+        return data
 
-    def _check_rating_range(self):
-        if self.rating_range is None:
-            return
-        bounds = np.asarray(self.rating_range, dtype=object)
-        if bounds.shape != (2,) or not all(
-                isinstance(b, (int, float, np.number)) and not isinstance(b, bool)
-                and np.isfinite(b) for b in bounds) or not bounds[0] < bounds[1]:
-            raise ValueError(
-                "rating_range must be None or (low, high), two finite numbers with "
-                f"low < high, got {self.rating_range!r}"
-            )
+    def _check_data(self, X, y=None):
+        """Check every rating of X (an infinite one named by its index in X); the private
+        search checks its whole data with it before any run."""
+        check_ratings(self._check_input(X))
+
+    def _als_mechanism(self, n_users):
+        """The DP-ALS spec of this fit (public quantities only)."""
+        return AlternatingLeastSquaresRelease(
+            n_samples=n_users, rank=self.rank, epsilon=self.epsilon, delta=self.delta,
+            clip_norm=self._als_clip_norm(),
+            n_iter=self.n_iter or default_n_iter(self.epsilon, self.delta),
+            regularization=self._regularization(), half_width=self._half_width(),
+            rating_range=self.rating_range, offset=self._offset(),
+            label=type(self).__name__)
+
+    def _gradient_mechanism(self, n_samples, n_items):
+        """The gradient release on the Grassmannian (public quantities only)."""
+        space = GrassmannBases(n_items, self.rank)
+        return GradientRelease(
+            space=space, loss=MatrixCompletionLoss(space, self._regularization()),
+            n_samples=n_samples, epsilon=self.epsilon, delta=self.delta,
+            method=self.method, n_iter=self.n_iter, clip_norm=self.clip_norm,
+            init_point=start_basis(n_items, self.rank), step_size=self.step_size,
+            batch_size=self.batch_size, inner_steps=self.inner_steps,
+            sampling=self.sampling, output=self.output, noise_method=self.noise_method,
+            # the curvature of f is of the order of the gradient bound C
+            smoothness=float(self.clip_norm) if self.clip_norm else 1.0,
+            label=type(self).__name__, verbose=self.verbose,
+            preliminary=Preliminary((), functools.partial(
+                _centred_run_data, self.rating_range, self._offset())))
 
     def _offset(self):
         """The public centre of the ratings: ``offset``, else the range's middle, else 0."""
@@ -345,46 +336,15 @@ class PrivateMatrixCompletion(PrivateERM):
         """C of the ALS release: ``clip_norm``, else the default of ``rating_range``."""
         if self.clip_norm is not None:
             return float(self.clip_norm)
-        if self.rating_range is None:
-            raise ValueError(
-                "method='als' needs a public bound on the ratings: pass rating_range="
-                "(low, high) or clip_norm"
-            )
         return float(np.sqrt(3 / 8) * self._half_width() ** 2)
 
     def _half_width(self):
         """h: the largest distance of the public range's ends from the offset; without a
-        range, the ALS clip norm C stands for 0.61 h^2 (the default's relation)."""
+        range, the ALS clip norm C stands for sqrt(3/8) h^2 (the default's relation)."""
         if self.rating_range is None:
             return float(np.sqrt(self._als_clip_norm() / np.sqrt(3 / 8)))
         low, high = (float(b) for b in self.rating_range)
         return max(high - self._offset(), self._offset() - low)
-
-    def _centred_ratings(self, X):
-        """X clipped to ``rating_range`` (if any), minus the public offset (numpy)."""
-        ratings = to_numpy(X)
-        if self.rating_range is not None:
-            ratings = np.clip(ratings, *(float(b) for b in self.rating_range))
-        return ratings - self._offset()
-
-    def _prepare(self, data, rng):
-        """Gradient methods: the ratings clipped and centred."""
-        return to_backend(self._centred_ratings(data)), {}
-
-    def _make_loss(self):
-        return MatrixCompletionLoss(self.space, self._regularization())
-
-    def _smoothness(self):
-        """Curvature of f is of the order of the gradient bound C: steps divided by C."""
-        return float(self.clip_norm) if self.clip_norm else 1.0
-
-    def _finish(self, fitted):
-        basis = to_numpy(fitted["estimate_"])
-        fitted.setdefault("components_", basis.T.copy())
-        fitted.setdefault("item_factors_", basis)
-        fitted.setdefault("item_offsets_", np.zeros(len(basis)))
-        fitted["n_features_in_"] = self._n_items
-        return fitted
 
     def _user_ratings(self, X):
         data = check_array(X, "X")
@@ -393,7 +353,7 @@ class PrivateMatrixCompletion(PrivateERM):
                 f"X must have shape [n_users, {self.n_features_in_}], got {data.shape}"
             )
         check_ratings(data)
-        return self._centred_ratings(data)
+        return centred_ratings(data, self.rating_range, self._offset())
 
     def transform(self, X):
         """Each user's factor v_u on the released item side, from their own ratings.

@@ -2,7 +2,8 @@
 ``check_estimator``.
 
 ``check_private_estimator(estimator, X, y)`` runs every check on one estimator (one
-method) and its data; ``parametrize_private_checks(cases)`` makes one pytest test of
+method) and its data; ``mechanism_case(mechanism, X, y)`` wraps a mechanism spec built
+alone (``MechanismEstimator``) so that every check runs on it; ``parametrize_private_checks(cases)`` makes one pytest test of
 each (case, check) pair. Each check states its property in its docstring and raises
 AssertionError, naming what failed, when the estimator breaks it. The package's own
 estimators and methods are ``built_in_cases()``; the docs' testing page shows how to run
@@ -20,6 +21,7 @@ from geomstats_dp.testing._audit import check_audit, halved_noise
 from geomstats_dp.testing._cases import Case, built_in_cases
 from geomstats_dp.testing._convergence import check_convergence
 from geomstats_dp.testing._domain import check_input_domain
+from geomstats_dp.testing._mechanism import MechanismEstimator, mechanism_case
 from geomstats_dp.testing._neighbours import adjacency, worst_case_neighbours
 from geomstats_dp.testing._noise import check_noise_drawn
 from geomstats_dp.testing._observables import check_public_observables, public_outputs
@@ -175,6 +177,7 @@ def parametrize_private_checks(cases):
 
 __all__ = [
     "Case",
+    "MechanismEstimator",
     "adjacency",
     "built_in_cases",
     "check_audit",
@@ -188,6 +191,7 @@ __all__ = [
     "check_stage_sensitivity",
     "check_touched_stages",
     "halved_noise",
+    "mechanism_case",
     "parametrize_private_checks",
     "private_checks",
     "public_outputs",

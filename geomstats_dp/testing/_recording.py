@@ -106,9 +106,12 @@ def _observed_fit(estimator, X, y, observer, predict=None, fit_params=None):
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
-    fitted_budget = getattr(estimator, "budget_", None)
+    # releases made at predict time are recorded apart (structured prediction per row)
+    fitted_budget = (getattr(estimator, "budget_", None)
+                     or getattr(estimator, "predict_budget_", None))
     if fitted_budget is None:
-        events = tuple(getattr(estimator, "events_", ()))
+        events = (tuple(getattr(estimator, "events_", ()))
+                  + tuple(getattr(estimator, "predict_events_", ())))
     else:
         events = tuple(fitted_budget.events[before if fitted_budget is budget else 0:])
     return events, [(w.category, str(w.message)) for w in caught], handler.records

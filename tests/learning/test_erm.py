@@ -115,7 +115,7 @@ def test_bad_losses_and_targets_raise_before_charging():
     points = _directions(20, seed=3)
     budget = PrivacyBudget(5.0, 1e-5)
     cases = [
-        (TypeError, "loss must be callable", 42, {}),
+        (TypeError, "'loss' parameter of PrivateERM must be", 42, {}),
         (ValueError, "one value per sample", _BadShape(sphere), {}),
         (ValueError, "loss _key_error_loss raised KeyError", _key_error_loss,
          {"gradient": linear_gradient}),

@@ -8,14 +8,8 @@ from scipy.linalg import subspace_angles
 from scipy.stats import norm
 from sklearn.base import clone
 
-from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.distributions.grassmann_bases import GrassmannBases
 from geomstats_dp.learning import PrivateMatrixCompletion
-from geomstats_dp.learning.matrix_completion import (
-    MatrixCompletionLoss,
-    least_squares_coefficients,
-    rmse,
-)
+from geomstats_dp.learning.matrix_completion import rmse
 from geomstats_dp.learning.mechanisms import alternating_least_squares as als
 from geomstats_dp.privacy import PrivacyBudget, calibrate_gaussian
 from tests.optim.spies import TangentGaussianSpy
@@ -36,42 +30,6 @@ def _planted(seed=0, fraction=0.5):
 
 def _random_basis(seed):
     return np.linalg.qr(np.random.default_rng(seed).standard_normal((N_ITEMS, RANK)))[0]
-
-
-def test_gradient_is_horizontal_and_matches_finite_differences():
-    ratings, _, _ = _planted()
-    space = GrassmannBases(N_ITEMS, RANK)
-    loss = MatrixCompletionLoss(space, regularization=1e-2)
-    point, data = _random_basis(1), ratings[1:6]
-    grads = to_numpy(loss.gradients(to_backend(point), to_backend(data)))
-    assert np.abs(np.einsum("mi,kmj->kij", point, grads)).max() < 1e-10
-    # directional derivative along a horizontal direction, through the exponential map
-    direction = to_numpy(space.to_tangent(
-        to_backend(np.random.default_rng(2).standard_normal((N_ITEMS, RANK))),
-        to_backend(point)))
-    step = 1e-6
-    ends = [space.metric.exp(to_backend(s * direction), to_backend(point)) for s in (step, -step)]
-    values = [to_numpy(loss.values(end, to_backend(data))) for end in ends]
-    numeric = (values[0] - values[1]) / (2 * step)
-    np.testing.assert_allclose(np.einsum("kmi,mi->k", grads, direction), numeric,
-                               rtol=1e-5, atol=1e-6)
-
-
-def test_empty_users_and_unrated_items_pull_nothing():
-    ratings, _, _ = _planted()
-    space = GrassmannBases(N_ITEMS, RANK)
-    loss = MatrixCompletionLoss(space)
-    point = _random_basis(3)
-    grads = to_numpy(loss.gradients(to_backend(point), to_backend(ratings[:4])))
-    assert np.all(grads[0] == 0.0)
-    # the unrated item's row is pulled by the ridge term alone: 2 lambda W_5 v_u v_u^T
-    coefficients, _, _ = least_squares_coefficients(
-        to_backend(point), to_backend(ratings[:4]), loss.regularization)
-    coefficients = to_numpy(coefficients)
-    ridge_pull = 2 * loss.regularization * np.einsum(
-        "i,ki,kj->kj", point[5], coefficients, coefficients)
-    np.testing.assert_allclose(grads[:, 5], ridge_pull, atol=1e-12)
-    assert to_numpy(loss.values(to_backend(_random_basis(3)), to_backend(ratings[:1])))[0] == 0
 
 
 def test_huge_epsilon_recovers_a_planted_subspace():
@@ -132,11 +90,17 @@ def test_neighbours_share_every_public_attribute():
     (np.ones((5, 3, 2)), {}, ValueError, r"X must have shape \[n_users, n_items\]"),
     (np.ones((5, 3)), {"rank": 3}, ValueError, "rank must be < n_items = 3"),
     (np.ones((5, 3)), {"rank": 1, "rating_range": (5, 1)}, ValueError,
-     r"rating_range must be None or \(low, high\)"),
-    (np.ones((5, 3)), {"rank": 1, "offset": np.nan}, ValueError, "offset must be"),
+     r"'rating_range' parameter of PrivateMatrixCompletion must be \(low, high\)"),
+    (np.ones((5, 3)), {"rank": 1, "offset": np.nan}, ValueError,
+     "'offset' parameter of PrivateMatrixCompletion must be"),
     (np.array([["a", "b"], ["c", "d"]]), {"rank": 1}, TypeError, "X must hold real numbers"),
-    (np.ones((5, 3)), {"rank": 1, "clip_norm": "auto"}, ValueError, "clip_norm must be"),
+    (np.ones((5, 3)), {"rank": 1, "clip_norm": "auto"}, ValueError,
+     "'clip_norm' parameter of PrivateMatrixCompletion must be"),
     (np.ones((5, 3)), {"rank": 1, "regularization": -1.0}, ValueError, "regularization"),
+    (np.ones((5, 3)), {"rank": 1, "method": "tangent"}, ValueError,
+     "'method' parameter of PrivateMatrixCompletion must be"),
+    (np.ones((5, 3)), {"rank": 1, "method": "rsgd", "sampling": "poisson"}, ValueError,
+     "pass dataset_size"),
 ])
 def test_bad_input_names_the_argument_and_charges_nothing(X, params, error, message):
     budget = PrivacyBudget(1.0, 1e-5)

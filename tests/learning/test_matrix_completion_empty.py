@@ -6,7 +6,9 @@ Whether any user rated anything must not decide between an error and a release.
 import numpy as np
 
 from geomstats_dp._backend import to_numpy
+from geomstats_dp.distributions.grassmann_bases import GrassmannBases
 from geomstats_dp.learning import PrivateERM, PrivateMatrixCompletion
+from geomstats_dp.learning.matrix_completion import start_basis
 from geomstats_dp.privacy import PrivacyBudget
 from tests.optim.spies import ZeroLoss
 
@@ -22,7 +24,8 @@ def _fit(ratings):
 
 def test_no_rating_releases_the_noise_only_trajectory():
     empty = _fit(np.full((N_USERS, N_ITEMS), np.nan))
-    noise_only = PrivateERM(empty.space, ZeroLoss(empty.space), init_point=empty.init_point,
+    space = GrassmannBases(N_ITEMS, RANK)
+    noise_only = PrivateERM(space, ZeroLoss(space), init_point=start_basis(N_ITEMS, RANK),
                             budget=PrivacyBudget(1.0, 1e-5), **SETTINGS)
     noise_only.fit(np.zeros((N_USERS, N_ITEMS)))
     np.testing.assert_allclose(to_numpy(empty.estimate_), to_numpy(noise_only.estimate_),

@@ -323,9 +323,13 @@ def _quiet_fit_transform(pca, X):
      "n_components must be < n_features = 3"),
     (np.ones((5, 3)), {}, ValueError, "data_norm must be given"),
     (np.ones((5, 3)), {"data_norm": 1.0, "centered": "no"}, TypeError,
-     "centered must be a bool"),
+     "'centered' parameter of PrivatePCA must be"),
     (np.ones((5, 3)), {"data_norm": 1.0, "method": "svd"}, ValueError,
-     "method must be one of"),
+     "'method' parameter of PrivatePCA must be"),
+    (np.ones((5, 3)), {"data_norm": -1.0}, ValueError,
+     "'data_norm' parameter of PrivatePCA must be"),
+    (np.ones((5, 3)), {"data_norm": 1.0, "mean_budget_fraction": 1.0}, ValueError,
+     "'mean_budget_fraction' parameter of PrivatePCA must be"),
 ])
 def test_bad_input_names_the_argument_and_charges_nothing(X, params, error, message):
     budget = PrivacyBudget(1.0, 1e-5)
@@ -345,7 +349,7 @@ def test_sklearn_conventions():
 @pytest.mark.parametrize("method", ["rsgd", "rsvrg"])
 def test_subsampled_methods_are_not_offered(method):
     """Their accounting does not split the Gaussian-DP budget exactly: refused."""
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(ValueError, match="'method' parameter of PrivatePCA must be"):
         PrivatePCA(data_norm=1.0, method=method).fit(np.ones((5, 3)))
 
 
@@ -378,7 +382,7 @@ def test_rgd_small_releases_are_given_their_calibrated_noise(monkeypatch):
     """DP-RGD's trace (sensitivity B^2 / n) and projected moments (sqrt(2) B^2 / n) get
     the noise of their events, whose multipliers are their shares of mu^2."""
     given = {}
-    for module, name in ((pca_module, "noisy_trace"),
+    for module, name in ((pca_gradient, "noisy_trace"),
                          (pca_gradient, "noisy_projected_moments")):
         original = getattr(module, name)
 

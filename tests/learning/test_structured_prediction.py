@@ -6,18 +6,12 @@ import math
 import numpy as np
 import pytest
 from geomstats.geometry.hyperboloid import Hyperboloid
-from sklearn.kernel_ridge import KernelRidge
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning import PrivateStructuredPrediction
-from geomstats_dp.learning.structured_prediction import (
-    WeightedSquaredDistanceLoss,
-    kernel_weights,
-    nonprivate_prediction,
-)
-from geomstats_dp.optim import PairedSamples
+from geomstats_dp.learning._weighted_distance import nonprivate_prediction
 from geomstats_dp.optim.onto_space import HYPERBOLOID_RADIUS
 from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget, gdp_epsilon
 from tests.conftest import shifted
@@ -52,15 +46,6 @@ def _karcher(weights, targets, n_iter=300, step=0.5):
     return to_numpy(point)
 
 
-@pytest.mark.backend_independent
-def test_kernel_weights_are_kernel_ridge_regression():
-    X, Y = _data()
-    X_new = np.array([[0.13], [0.5], [0.91]])
-    alpha = kernel_weights(X, X_new, bandwidth=0.2, regularization=0.05)
-    ridge = KernelRidge(alpha=0.05, kernel="rbf", gamma=1 / (2 * 0.2**2)).fit(X, Y)
-    assert np.allclose(alpha @ Y, ridge.predict(X_new), atol=1e-10)
-
-
 def test_huge_epsilon_gives_the_weighted_frechet_mean_with_negative_weights():
     X, Y = _data()
     X_new = np.array([[0.25]])
@@ -68,7 +53,7 @@ def test_huge_epsilon_gives_the_weighted_frechet_mean_with_negative_weights():
     (weights,) = estimator.fit(X, Y).weights(X_new)
     assert weights.min() < -0.01 and weights.sum() == pytest.approx(1.0)  # -0.016 to -0.11 over 200 seed blocks
     (prediction,) = to_numpy(estimator.predict(X_new))
-    (event,) = estimator.events_
+    (event,) = estimator.predict_events_
     expected = _karcher(weights, Y, n_iter=100, step=0.8)
     # the accountant's noise at epsilon = 1e9 is small but not zero: 5 of its sigmas
     assert event.noise_std < 1e-2
@@ -83,11 +68,14 @@ def test_each_row_is_charged_and_rows_compose():
     X, Y = _data()
     budget = PrivacyBudget(20.0, 1e-4)
     estimator = _estimator(epsilon=4.0, n_iter=20, budget=budget).fit(X, Y)
-    assert budget.events == ()  # fit releases nothing
+    assert budget.events == ()  # fit releases nothing, and records no release
+    assert not hasattr(estimator, "events_") and not hasattr(estimator, "budget_")
     estimator.predict(np.array([[0.2], [0.4]]))
-    assert len(budget.events) == 2 and estimator.events_ == budget.events
+    assert len(budget.events) == 2 and estimator.predict_events_ == budget.events
+    assert estimator.predict_budget_ is budget
     estimator.predict(np.array([[0.6]]))
-    assert len(budget.events) == 3
+    assert len(budget.events) == 3 and estimator.predict_events_ == budget.events[2:]
+    assert not hasattr(estimator, "events_")  # fit's attributes are left as they are
     # independent accountant: each row is 20 Gaussian steps of multiplier z, i.e.
     # mu = sqrt(20) / z; three rows compose to mu sqrt(3)
     mu = math.sqrt(3 * 20) / estimator.noise_multiplier_
@@ -105,7 +93,7 @@ def test_refused_beyond_the_budget_before_anything_is_computed(monkeypatch):
     with pytest.raises(BudgetExceededError):
         estimator.predict(np.array([[0.2], [0.4]]))  # two rows of epsilon 1 > 1.5
     assert budget.events == () and calls == []
-    assert not hasattr(estimator, "events_")
+    assert not hasattr(estimator, "predict_events_")
 
 
 def test_noise_drawn_is_the_calibrated_noise(monkeypatch):
@@ -117,7 +105,7 @@ def test_noise_drawn_is_the_calibrated_noise(monkeypatch):
     weights = estimator.weights(X_new)
     estimator.predict(X_new)
     max_weights = np.abs(weights).max(axis=1)
-    sensitivities = [event.sensitivity for event in estimator.events_]
+    sensitivities = [event.sensitivity for event in estimator.predict_events_]
     assert np.allclose(sensitivities, 2 * max_weights * CLIP, rtol=1e-12)
     assert np.allclose(estimator.clip_norms_, len(X) * max_weights * CLIP, rtol=1e-12)
     expected = np.repeat(estimator.noise_multiplier_ * 2 * max_weights * CLIP, 50)
@@ -138,7 +126,7 @@ def test_neighbouring_targets_give_identical_public_outputs():
         run.predict(X_new)
     assert np.array_equal(runs[0].clip_norms_, runs[1].clip_norms_)
     assert runs[0].noise_multiplier_ == runs[1].noise_multiplier_
-    assert runs[0].events_ == runs[1].events_
+    assert runs[0].predict_events_ == runs[1].predict_events_
 
 
 def test_bad_input_raises_before_anything_is_charged():
@@ -170,28 +158,6 @@ def test_bad_input_raises_before_anything_is_charged():
     with pytest.raises(ValueError, match="X row 1"):
         estimator.predict(np.array([[0.5], [1e6]]))  # kernel weights all underflow
     assert budget.events == ()
-
-
-def test_huber_loss_caps_each_pull_at_the_radius():
-    """Gradient -c clip_D(Log_w(y)); value c (D d - D^2 / 2) beyond D, c d^2 / 2 within."""
-    points = poincare_to_hyperboloid(np.array([[0.1, 0.0], [0.0, 0.9], [-0.95, 0.0]]))
-    base = to_backend(points[0])
-    data = PairedSamples(to_backend(np.array([2.0, -0.5])), to_backend(points[1:]))
-    loss = WeightedSquaredDistanceLoss(SPACE, radius=1.5)
-    dist = to_numpy(SPACE.metric.dist(to_backend(points[1:]), base))
-    assert (dist > 1.5).all()  # both targets are beyond the radius
-    grads = loss.gradients(base, data)
-    norms = to_numpy(SPACE.metric.norm(grads, base))
-    assert np.allclose(norms, [2.0 * 1.5, 0.5 * 1.5])
-    logs = to_numpy(SPACE.metric.log(to_backend(points[1:]), base))
-    directions = -np.array([2.0, -0.5])[:, None] * logs / dist[:, None]
-    assert np.allclose(to_numpy(grads), 1.5 * directions)
-    values = to_numpy(loss.values(base, data))
-    assert np.allclose(values, [2.0, -0.5] * (1.5 * dist - 1.5**2 / 2))
-    near = WeightedSquaredDistanceLoss(SPACE, radius=10.0)
-    assert np.allclose(to_numpy(near.values(base, data)), [2.0, -0.5] * dist**2 / 2)
-    assert np.allclose(to_numpy(near.gradients(base, data)),
-                       -np.array([2.0, -0.5])[:, None] * logs)
 
 
 @pytest.mark.parametrize("method", ["rsgd", "rsvrg"])

@@ -242,9 +242,8 @@ def test_the_clipped_statistic_is_tangent_and_within_the_clip_norm_for_any_log()
     from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
 
     _, Y = _data(n_samples=20)
-    estimator = PrivateStructuredPrediction(SPACE, epsilon=1.0, clip_norm=2.0,
-                                            base_point=ORIGIN)
-    mechanism = TangentLabelRelease(estimator, len(Y))
+    mechanism = TangentLabelRelease(SPACE, len(Y), clip_norm=2.0, epsilon=1.0, delta=1e-5,
+                                    base_point=ORIGIN)  # built alone: no estimator
     other = Y.copy()
     other[3] = _scaled_target(3.0, 2 * np.cosh(3.0) ** 2 - 1)
     blocks = [to_numpy(mechanism._clipped_logs(targets, to_backend(ORIGIN)))

@@ -10,21 +10,20 @@ import numpy as np
 from geomstats.geometry.hyperboloid import Hyperboloid
 
 from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
-from geomstats_dp.learning import PrivateStructuredPrediction
-from geomstats_dp.learning import structured_prediction
+from geomstats_dp.learning import PrivateStructuredPrediction, structured_prediction
 from geomstats_dp.privacy import PrivacyBudget
 
 
 def _steps_taken(monkeypatch, estimator, X_new):
-    """The step_size each row's PrivateERM runs with, in row order."""
+    """The step_size each row's gradient release runs with, in row order."""
     steps = []
-    original = structured_prediction.PrivateStructuredPredictionRow.fit
+    original = structured_prediction.run_release
 
-    def fit(row, *args, **kwargs):
-        steps.append(row.step_size)
-        return original(row, *args, **kwargs)
+    def run_release(mechanism, *args, **kwargs):
+        steps.append(mechanism.step_size)
+        return original(mechanism, *args, **kwargs)
 
-    monkeypatch.setattr(structured_prediction.PrivateStructuredPredictionRow, "fit", fit)
+    monkeypatch.setattr(structured_prediction, "run_release", run_release)
     estimator.predict(X_new)
     return steps
 

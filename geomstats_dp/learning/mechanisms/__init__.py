@@ -7,13 +7,19 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
 )
 from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
-from geomstats_dp.learning.mechanisms.base import Mechanism, ReleaseMechanism, run_release
-from geomstats_dp.learning.mechanisms.gradient import GradientRelease
+from geomstats_dp.learning.mechanisms.base import (
+    Mechanism,
+    ReleaseMechanism,
+    run_release,
+)
+from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
+from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
 from geomstats_dp.learning.mechanisms.pca_gradient import PCAGradientRelease
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
 
-__all__ = ["AlternatingLeastSquaresRelease", "AnalyzeGaussRelease", "GradientRelease",
-           "LaplaceRelease", "Mechanism", "PCAGradientRelease", "ReleaseMechanism", "TangentLabelRelease", "TangentRelease",
+__all__ = ["AlternatingLeastSquaresRelease", "AnalyzeGaussRelease", "AutoClip",
+           "GradientRelease", "LaplaceRelease", "Mechanism", "PCAGradientRelease",
+           "Preliminary", "ReleaseMechanism", "TangentLabelRelease", "TangentRelease",
            "TwoStageRelease", "run_release"]

@@ -50,12 +50,15 @@ compose exactly (Gaussian DP: z = sqrt(T + 1) / mu; two ``GaussianEvent``), cali
 overflowing rating) contribute zero.
 """
 
+import functools
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from geomstats_dp.learning._local_completion import fit_users
-from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
+from geomstats_dp.learning._local_completion import centred_ratings, fit_users
+from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian
 from geomstats_dp.privacy.stages import noisy_stage
 
@@ -70,11 +73,9 @@ SPAN_TOLERANCE = 1e-10
 def default_n_iter(epsilon, delta):
     """T: 3 alternations where the noise of 4 releases is negligible, else 1.
 
-    Each alternation adds a release (the noise multiplier grows as sqrt(T + 1)); on
-    MovieLens-100K and digits one alternation after the spectral start was best up to
-    epsilon 10, and on a planted low-rank matrix at epsilon 1e6 three reached 0.03 rad
-    against 0.09 for one. The rule reads epsilon and delta only (3 from about epsilon
-    90 at delta 1e-5).
+    Each alternation adds a release (the noise multiplier grows as sqrt(T + 1)), which
+    pays only where the noise is negligible (docs/benchmarks/matrix_completion.md,
+    "Measurements behind the defaults"). The rule reads epsilon and delta only.
     """
     noise = calibrate_gaussian(epsilon, delta, LONG_N_ITER + 1)
     return LONG_N_ITER if noise < NEGLIGIBLE_NOISE else 1
@@ -228,60 +229,101 @@ def solve_items(grams, moments, threshold, shrinkage):
     return np.einsum("jik,jk->ji", eigenvectors, coordinates)
 
 
-class AlternatingLeastSquaresRelease(ReleaseMechanism):
+@dataclass(frozen=True)
+class AlternatingLeastSquaresRelease(Mechanism):
     """DP alternating least squares: noisy item statistics, local user fits (module doc).
 
-    Reads the estimator's public ``rank``, ``epsilon``, ``delta``, ``n_iter`` (T, default
-    ``default_n_iter``) and its resolved clip norm, regularization and centring
-    (``_als_clip_norm``, ``_regularization``, ``_centred_ratings``).
+    Parameters
+    ----------
+    n_samples : int
+        The public number of users (rows).
+    rank : int
+        r, the rank of the released item side.
+    epsilon, delta : float
+        The guarantee of the T + 1 releases together.
+    clip_norm : float
+        C, the bound on the norm of one user's statistics.
+    n_iter : int
+        T, the number of alternations (``default_n_iter``).
+    regularization : float
+        lambda > 0 of the users' ridge fits.
+    half_width : float
+        h, the public half-width of the centred ratings (kappa = h / 2).
+    rating_range : tuple of two floats or None
+        Public (low, high) the ratings are clipped to, before the offset is subtracted.
+    offset : float
+        The public value subtracted from every rating.
+    label : str
+        The estimator's name, the start of the events' labels.
     """
 
-    def __init__(self, estimator, n_samples, weights=None):
-        super().__init__(estimator, n_samples, weights)
-        if weights is not None:
-            raise ValueError("sample_weight is not supported with method='als'")
-        self.n_iter = estimator.n_iter or default_n_iter(estimator.epsilon,
-                                                         estimator.delta)
-        self.clip_norm = estimator._als_clip_norm()
-        self.sensitivity = 2 * self.clip_norm
-        self.noise_multiplier = calibrate_gaussian(estimator.epsilon, estimator.delta,
-                                                   self.n_iter + 1)
-        self.noise_std = self.noise_multiplier * self.sensitivity
-        self.start_sensitivity = math.sqrt(2) * self.clip_norm
-        self.start_noise_std = self.noise_multiplier * self.start_sensitivity
-        width = estimator.rank + 1
-        self.threshold = THRESHOLD_FACTOR * self.noise_std * math.sqrt(2 * width)
-        self.shrinkage = SHRINKAGE_FACTOR * self.noise_std
-        self.constant = estimator._half_width() / 2
+    adjacency: ClassVar[str] = "user_level"
+
+    n_samples: int
+    rank: int
+    epsilon: float
+    delta: float
+    clip_norm: float
+    n_iter: int
+    regularization: float
+    half_width: float
+    rating_range: tuple | None = None
+    offset: float = 0.0
+    label: str = "PrivateMatrixCompletion"
+
+    @functools.cached_property
+    def noise_multiplier(self):
+        """z, shared by the T + 1 Gaussian releases (exact Gaussian-DP composition)."""
+        return calibrate_gaussian(self.epsilon, self.delta, self.n_iter + 1)
+
+    @property
+    def sensitivity(self):
+        """2C: one alternation's item statistics, every item together."""
+        return 2 * self.clip_norm
+
+    @property
+    def start_sensitivity(self):
+        """sqrt(2) C: the spectral start's second moment (module docstring)."""
+        return math.sqrt(2) * self.clip_norm
 
     def _label(self, part):
-        return f"{type(self.estimator).__name__} DP-ALS: {part}"
+        return f"{self.label} DP-ALS: {part}"
 
     def events(self):
+        z = self.noise_multiplier
         return (
-            GaussianEvent.from_noise(self.start_noise_std, self.start_sensitivity,
+            GaussianEvent.from_noise(z * self.start_sensitivity, self.start_sensitivity,
                                      label=self._label("spectral start")),
-            GaussianEvent.from_noise(self.noise_std, self.sensitivity, n_steps=self.n_iter,
+            GaussianEvent.from_noise(z * self.sensitivity, self.sensitivity,
+                                     n_steps=self.n_iter,
                                      label=self._label("item statistics")),
         )
 
     def release(self, data, weights, rng):
-        est = self.estimator
-        ratings = est._centred_ratings(data)
-        regularization = est._regularization()
+        if weights is not None:
+            raise ValueError("sample_weight is not supported with method='als'")
+        if len(data) != self.n_samples:
+            raise ValueError(f"X must hold the spec's n_samples={self.n_samples} users, "
+                             f"got {len(data)}")
+        ratings = centred_ratings(data, self.rating_range, self.offset)
+        noise_std = self.noise_multiplier * self.sensitivity
+        threshold = THRESHOLD_FACTOR * noise_std * math.sqrt(2 * (self.rank + 1))
+        shrinkage = SHRINKAGE_FACTOR * noise_std
+        constant = self.half_width / 2
         item_factors = noisy_spectral_start(
-            ratings, est.rank, self.clip_norm, self.start_noise_std, rng,
+            ratings, self.rank, self.clip_norm,
+            self.noise_multiplier * self.start_sensitivity, rng,
             label=self._label("spectral start"), sensitivity=self.start_sensitivity)
         item_offsets = np.zeros(len(item_factors))
         for _ in range(self.n_iter):
             statistics = clipped_user_statistics(item_offsets, item_factors, ratings,
-                                                 regularization, self.clip_norm,
-                                                 self.constant)
+                                                 self.regularization, self.clip_norm,
+                                                 constant)
             grams, moments = noisy_item_statistics(
-                *statistics, self.noise_std, rng, label=self._label("item statistics"),
+                *statistics, noise_std, rng, label=self._label("item statistics"),
                 sensitivity=self.sensitivity)
-            coefficients = solve_items(grams, moments, self.threshold, self.shrinkage)
-            item_offsets = self.constant * coefficients[:, 0]
+            coefficients = solve_items(grams, moments, threshold, shrinkage)
+            item_offsets = constant * coefficients[:, 0]
             released = coefficients[:, 1:]
             item_factors = scaled_basis(released)
         item_factors = released

@@ -14,7 +14,9 @@ is drawn on the client in the in-memory order, and only the p x p matrix and the
 reach it.
 """
 
+import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,43 +24,127 @@ from geomstats_dp import _dask
 from geomstats_dp._backend import to_backend
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning._pca_rows import (
+    bounded_rows,
+    noisy_mean,
     noisy_second_moment,
     second_moment_sensitivity,
     stage_of,
 )
-from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
+from geomstats_dp.learning.mechanisms.base import Mechanism
+from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, share_epsilon
 
 LABEL = "second moment"
+MEAN_LABEL = "mean"
 
 
-class AnalyzeGaussRelease(ReleaseMechanism):
+def pca_event(epsilon, delta, share, part, sensitivity, label="PrivatePCA"):
+    """The calibrated one-shot Gaussian event of ``part``, spending ``share`` of the
+    Gaussian-DP budget mu^2 of (epsilon, delta) (its label names it)."""
+    multiplier = calibrate_gaussian(share_epsilon(epsilon, delta, share), delta, 1)
+    return GaussianEvent.from_noise(multiplier * sensitivity, sensitivity,
+                                    label=f"{label}: {part}")
+
+
+def centred_rows(X, data_norm, mean):
+    """Rows mapped to norm <= B; with a released ``mean`` (None: not centred), minus it
+    and mapped again (per-record maps: ``_pca_rows``)."""
+    rows = bounded_rows(X, data_norm)
+    return rows if mean is None else bounded_rows(rows - mean, data_norm)
+
+
+def private_rows(X, data_norm, mean_event, rng):
+    """The rows the main release reads, and the private mean (zeros without
+    ``mean_event``, the rows then used as they are).
+
+    Parameters
+    ----------
+    X : numpy.ndarray or dask.array.Array, shape=[n_samples, n_features]
+    data_norm : float
+    mean_event : GaussianEvent or None
+        The mean's event (its noise and sensitivity 2B / n).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    rows : numpy.ndarray or dask.array.Array, shape=[n_samples, n_features]
+    mean : numpy.ndarray, shape=[n_features]
+    """
+    if mean_event is None:
+        return centred_rows(X, data_norm, None), np.zeros(X.shape[1])
+    # computed now (on a Dask array: one pass of the workers), read by every row
+    mean = np.asarray(noisy_mean(bounded_rows(X, data_norm), mean_event.noise_std, rng,
+                                 **stage_of(mean_event)))
+    return centred_rows(X, data_norm, mean), mean
+
+
+def explained(top, rest):
+    """explained_variance_ and _ratio_ from released variances (negatives floored)."""
+    top = np.maximum(np.asarray(top, dtype=np.float64), 0.0)
+    total = top.sum() + max(float(rest), 0.0)
+    ratio = top / total if total > 0 else np.zeros_like(top)
+    return {"explained_variance_": top, "explained_variance_ratio_": ratio}
+
+
+@dataclass(frozen=True)
+class AnalyzeGaussRelease(Mechanism):
     """One noisy second-moment matrix, its top-k eigenvectors and eigenvalues.
-
-    Reads the estimator's ``_data_norm``, ``n_components``, ``_mean_events``,
-    ``_release_event``, ``_private_rows`` and ``_explained`` (see ``PrivatePCA``).
 
     ``noise_ratio_``: the expected spectral norm of the noise matrix, about
     2 sigma sqrt(p), over the k-th released eigenvalue less that norm (post-processing
     of the release; infinite when not positive): above 1 the k-th component is expected
     to be noise.
+
+    Parameters
+    ----------
+    n_samples : int
+        n, public.
+    n_components : int
+        k.
+    data_norm : float
+        B, the public bound the rows are mapped to.
+    epsilon, delta : float
+        The guarantee of the whole release (mean included).
+    mean_share : float
+        The share of mu^2 spent on a private mean subtracted first (0: none, the rows
+        used as they are).
+    label : str
+        The estimator's name, the start of the events' labels.
     """
 
     reads_dask = True
 
-    def __init__(self, estimator, n_samples, weights=None):
-        super().__init__(estimator, n_samples, weights)
-        self.mean_events = tuple(estimator._mean_events(n_samples))
-        self.matrix_event = estimator._release_event(
-            LABEL, second_moment_sensitivity(estimator._data_norm, n_samples))
+    n_samples: int
+    n_components: int
+    data_norm: float
+    epsilon: float
+    delta: float
+    mean_share: float = 0.0
+    label: str = "PrivatePCA"
+
+    @functools.cached_property
+    def mean_event(self):
+        """The private mean's event (sensitivity 2B / n), or None."""
+        if not self.mean_share:
+            return None
+        return pca_event(self.epsilon, self.delta, self.mean_share, MEAN_LABEL,
+                         2 * self.data_norm / self.n_samples, self.label)
+
+    @functools.cached_property
+    def matrix_event(self):
+        """The second moment's event (sensitivity sqrt(2) B^2 / n), the rest of mu^2."""
+        return pca_event(self.epsilon, self.delta, 1.0 - self.mean_share, LABEL,
+                         second_moment_sensitivity(self.data_norm, self.n_samples),
+                         self.label)
 
     def events(self):
-        return self.mean_events + (self.matrix_event,)
+        return (() if self.mean_event is None else (self.mean_event,)) + (
+            self.matrix_event,)
 
     def release(self, data, weights, rng):
-        est = self.estimator
-        k = est.n_components
+        k = self.n_components
         on_dask = _dask.is_dask_array(data)
-        rows, mean = est._private_rows(_dask.numpy_or_dask(data), rng)
+        rows, mean = private_rows(_dask.numpy_or_dask(data), self.data_norm,
+                                  self.mean_event, rng)
         noise_std = self.matrix_event.noise_std
         matrix = noisy_second_moment(rows, noise_std, rng, **stage_of(self.matrix_event))
         if on_dask:  # the noise is drawn; the workers reduce their chunks of rows
@@ -74,7 +160,7 @@ class AnalyzeGaussRelease(ReleaseMechanism):
         return {
             "estimate_": to_backend(basis),
             "mean_": mean,
-            **est._explained(eigenvalues[:k], eigenvalues[k:].sum()),
+            **explained(eigenvalues[:k], eigenvalues[k:].sum()),
             "noise_multiplier_": multiplier,
             "noise_multipliers_": {LABEL: multiplier},
             "n_iter_": 1,

@@ -24,6 +24,11 @@ sit far from it, so "auto" does not pick it.
 
 import math
 
+from geomstats_dp.distributions import RiemannianLaplace
+from geomstats_dp.distributions.laplace import laplace_scale
+from geomstats_dp.distributions.laplace.mean_solver import released_mean_sensitivity
+from geomstats_dp.distributions.laplace.riemannian_laplace import MAX_EXACT_SPD_SIZE
+from geomstats_dp.distributions.laplace.sensitivity import locally_bounded
 from geomstats_dp.privacy import calibrate_gaussian
 
 RGD_NOISE_THRESHOLD = 0.1
@@ -56,12 +61,6 @@ def laplace_noise_ratio(space, n_samples, epsilon, delta, radius, center):
     """The Laplace release's expected noise norm d sigma_L over the one-shot Gaussian's
     sqrt(d) z 2 r / n, both for data in the public ball B(center, r); None when the
     Laplace law has no exact sampler or does not exist at this scale (public)."""
-    from geomstats_dp.distributions import RiemannianLaplace
-    from geomstats_dp.distributions.laplace import laplace_scale
-    from geomstats_dp.distributions.laplace.mean_solver import released_mean_sensitivity
-    from geomstats_dp.distributions.laplace.riemannian_laplace import MAX_EXACT_SPD_SIZE
-    from geomstats_dp.distributions.laplace.sensitivity import locally_bounded
-
     if locally_bounded(space):  # Bures-Wasserstein: a restricted law, sampled by MCMC
         return None
     try:  # radius beyond Reimherr et al.'s Assumption 1 or the mean solver's proof, or a

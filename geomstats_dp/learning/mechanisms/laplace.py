@@ -34,6 +34,8 @@ acceptance rate depends on the mean).
 """
 
 import functools
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +47,7 @@ from geomstats_dp.distributions.laplace.mean_solver import released_mean_sensiti
 from geomstats_dp.distributions.laplace.rejection import LowAcceptanceError
 from geomstats_dp.distributions.laplace.sensitivity import locally_bounded
 from geomstats_dp.learning._data import check_values
-from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
+from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.privacy import PureEvent
 from geomstats_dp.privacy.stages import discrete_stage
 
@@ -129,49 +131,65 @@ def check_exact_sampler(space, center, scale, ball):
         ) from error
 
 
-class LaplaceRelease(ReleaseMechanism):
+@dataclass(frozen=True)
+class LaplaceRelease(Mechanism):
     """The Riemannian Laplace release of the Frechet mean (pure epsilon-DP; module doc).
 
-    Needs the estimator's public ball (``radius``, ``center``) and uniform weights.
+    Every field is public; uniform weights only (the estimator refuses others). The
+    sensitivity, the scale and the exact sampler's feasibility are settled when the spec
+    is built, before the budget is checked or the data read.
+
+    Parameters
+    ----------
+    space : Manifold
+    n_samples : int
+        The public number of records n.
+    epsilon : float
+        > 0.
+    radius : float
+        r of the public ball B(center, r) the records are projected onto.
+    center : array-like, shape=[*space.shape]
+    label : str
+        The event's label.
     """
 
-    def __init__(self, estimator, n_samples, weights=None):
-        super().__init__(estimator, n_samples, weights)
-        space = estimator.space
-        if estimator.radius is None or estimator.center is None:
-            raise ValueError(
-                "method='laplace' needs the public ball holding the data: pass radius and "
-                "center"
-            )
-        self.radius = check_positive_finite(estimator.radius, "radius")
-        if weights is not None and np.ptp(weights) > 0:
-            raise ValueError("sample_weight is not supported with method='laplace'")
-        self.center = to_backend(estimator.center)
-        self.sensitivity, self.solver = released_mean_sensitivity(
-            space, self.radius, n_samples, self.center)
+    space: Any
+    n_samples: int
+    epsilon: float
+    radius: float
+    center: Any
+    label: str = LABEL
+
+    def __post_init__(self):
+        radius = check_positive_finite(self.radius, "radius")
+        center = to_backend(self.center)
+        sensitivity, solver = released_mean_sensitivity(self.space, radius, self.n_samples,
+                                                        center)
         # Bures-Wasserstein: curvature bounded on the ball only, so the law is restricted
         # to it, and a truncated law needs 2 Delta / eps
-        self.ball = ({"radius": self.radius, "center": self.center}
-                     if locally_bounded(space) else {})
-        self.scale = laplace_scale(self.sensitivity, estimator.epsilon, space,
-                                   truncated=bool(self.ball))
+        ball = {"radius": radius, "center": center} if locally_bounded(self.space) else {}
+        scale = laplace_scale(sensitivity, self.epsilon, self.space, truncated=bool(ball))
         # Build the law at the center and try its exact sampler there: public checks
         # before the budget is charged or the data read.
-        check_exact_sampler(space, self.center, self.scale, self.ball)
+        check_exact_sampler(self.space, center, scale, ball)
+        for name, value in (("sensitivity", sensitivity), ("solver", solver),
+                            ("ball", ball), ("scale", scale)):
+            object.__setattr__(self, name, value)
 
     def events(self):
-        return (PureEvent(self.estimator.epsilon, sensitivity=self.sensitivity,
-                          noise_scale=self.scale, label=LABEL),)
+        return (PureEvent(self.epsilon, sensitivity=self.sensitivity,
+                          noise_scale=self.scale, label=self.label),)
 
     def release(self, points, weights, rng):
-        space = self.estimator.space
+        space = self.space
         check_values(space, points, 1e-6)
-        points = project_onto_ball(space, points, self.center, self.radius)
-        mean = self.solver.solve(space, to_backend(points), self.center)
+        center = to_backend(self.center)
+        points = project_onto_ball(space, points, center, float(self.radius))
+        mean = self.solver.solve(space, to_backend(points), center)
         law = RiemannianLaplace(space, mean, self.scale, method="exact", **self.ball)
         release = discrete_stage(  # an exponential mechanism centred on the mean
-            law.sample(random_state=rng, give_up=False), label=LABEL,
-            epsilon=self.estimator.epsilon, sensitivity=self.sensitivity, utility=mean,
+            law.sample(random_state=rng, give_up=False), label=self.label,
+            epsilon=self.epsilon, sensitivity=self.sensitivity, utility=mean,
             dist=functools.partial(point_distance, space.metric))
         multiplier = self.scale / self.sensitivity
         return {

@@ -29,6 +29,9 @@ from epsilon, delta and the public step shares before any data value is read.
 """
 
 import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
 
 import geomstats.backend as gs
 import numpy as np
@@ -43,8 +46,13 @@ from geomstats_dp.learning._diagnostics import (
     noise_ratio,
     reach,
 )
-from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
-from geomstats_dp.learning.mechanisms.gradient import auto_clip_event, resolve_clip_norm
+from geomstats_dp.learning._gradient_plan import clipped_sum_sensitivity
+from geomstats_dp.learning.mechanisms.base import Mechanism
+from geomstats_dp.learning.mechanisms.clip_bound import (
+    AutoClip,
+    clip_events,
+    resolve_clip_norm,
+)
 from geomstats_dp.learning.mechanisms.loss_checks import probe_loss
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.optim.affine_log import known_factors
@@ -95,11 +103,8 @@ def settled_mean(space, points, noise_norms):
     inverse-variance weighted mean has the noise of the Gaussian budget of all the steps
     it averages; the earlier points carry the start's bias and are left out. A function
     of the released points and of public or released noise scales (post-processing).
-    On the Huber means of the baselines (benchmarks/baseline_suites/means.py, 5 seeds)
-    it lowered the error on satimage rows at epsilon 0.1 / 1 / 10 from 0.0269 / 0.0043
-    / 0.00059 to 0.0264 / 0.0037 / 0.00050 and left the digits and optdigits rows (Huber
-    means 0.71 from x0) unchanged; with twice this threshold it also averaged biased
-    steps there (digits rows at epsilon 1: 0.032 against 0.026).
+    Its measurements against the last point and looser rules are on the baselines page
+    (docs/benchmarks/baselines.md, "Which method when").
 
     Parameters
     ----------
@@ -132,10 +137,8 @@ def travel_steps(horizon, n_refine):
     distance of the data to the start only the number of steps lets the release travel:
     with these it reaches as far as the default DP-RGD (ceil(horizon) steps of 0.5 C) plus
     the coarse step. Each travel step takes the coarse step's share of mu^2, so the last
-    step's noise grows by a few percent. On the EMG covariances (start 4.88 from the mean,
-    epsilon 0.5 / 1 / 4, 8 seeds) with C = 1 the release went from 1.92 / 1.91 / 1.43
-    from the mean (no travel steps) to 1.08 / 0.82 / 0.63 (DP-RGD: 1.51 / 1.32 / 0.89);
-    with C = 4 and 8 it moved within the seeds' spread (docs/benchmarks/private_search.md).
+    step's noise grows by a few percent. Measured on docs/benchmarks/baselines.md
+    ("Travel steps when the clip norm binds").
     """
     return max(0, 1 + math.ceil(horizon / REACH_HORIZON_RATIO) - (1 + n_refine))
 
@@ -147,52 +150,108 @@ def step_shares(n_steps, n_travel=0):
     return shares / shares.sum()
 
 
-class TangentSteps(ReleaseMechanism):
-    """Base of the tangent releases: ``n_steps`` unit steps, step k with share
-    ``shares[k]`` of the Gaussian budget (module docstring).
+@dataclass(frozen=True)
+class TangentSteps(Mechanism):
+    """Base of the tangent releases: unit steps, step k with share ``shares[k]`` of the
+    Gaussian budget (module docstring). Every field is public.
 
-    Subclasses set ``method``, ``n_steps(...)`` and ``localised``.
+    Parameters
+    ----------
+    space : Manifold
+    loss : SquaredDistanceLoss
+        A loss whose samples are points of the space (or ``HuberDistanceLoss``).
+    n_samples : int
+        The public number of records n.
+    epsilon, delta : float
+        The whole release's (the horizon of the step count and the localisation share
+        are read from them).
+    steps_epsilon : float
+        Epsilon of the Gaussian steps and the localisation quantile (``epsilon`` less the
+        clip norm's share).
+    clip_norm : float, AutoClip or None
+        C of the first step (``mechanisms.clip_bound``).
+    init_point : array-like, shape=[*space.shape]
+        The public start x0, already checked.
+    weights : numpy.ndarray, shape=[n_samples], optional
+        Public normalised weights (None: uniform).
+    noise_method : str
+        ``TangentGaussian`` method of the noise.
+    smoothness : float
+        The step is 1 / smoothness.
+    label : str
+        Prefix of the event labels.
     """
 
-    method = ""
-    localised = False
-    reads_dask = True
+    method: ClassVar[str] = ""
+    localised: ClassVar[bool] = False
+    reads_dask: ClassVar[bool] = True
 
-    def __init__(self, estimator, n_samples, weights=None):
-        super().__init__(estimator, n_samples, weights)
-        est = estimator
-        self.loss = est._make_loss()
+    space: Any
+    loss: Any
+    n_samples: int
+    epsilon: float
+    delta: float
+    steps_epsilon: float
+    clip_norm: Any = None
+    init_point: Any = None
+    weights: Any = None
+    noise_method: str = "transport"
+    smoothness: float = 1.0
+    label: str = ""
+
+    def __post_init__(self):
         check_point_loss(self.loss, self.method)
-        self.factor = weight_factor(weights, n_samples)
-        self.dim = int(est.space.dim)
-        epsilon = est._optimisation_epsilon
-        self.early_events = auto_clip_event(est)
+
+    @property
+    def dim(self):
+        return int(self.space.dim)
+
+    @property
+    def factor(self):
+        """The public weight factor n max_i w_i (1 for uniform weights)."""
+        return weight_factor(self.weights, self.n_samples)
+
+    @cached_property
+    def early_events(self):
+        """The clip norm's quantile event and (localised) the localisation radius's."""
+        events = clip_events(self.clip_norm, self.label)
         if self.localised:
-            self.early_events += (quantile_event(
-                est.epsilon * LOCALISE_EPSILON_FRACTION,
-                f"{type(est).__name__} two_stage: localisation radius"),)
-            epsilon -= est.epsilon * LOCALISE_EPSILON_FRACTION
-        count, travel = self.n_steps(n_samples, est.epsilon, est.delta)
-        self.multipliers = share_noise_multipliers(epsilon, est.delta,
-                                                   step_shares(count, travel))
-        # public: the last step's noise over its clip radius does not depend on C
-        last_sigma = self.multipliers[-1] * 2 * self.factor / n_samples
-        self.noise_ratio = noise_ratio(np.ones(1), (last_sigma,), self.dim, 1.0, "last")
+            events += (quantile_event(self.epsilon * LOCALISE_EPSILON_FRACTION,
+                                      f"{self.label} two_stage: localisation radius"),)
+        return events
+
+    @cached_property
+    def multipliers(self):
+        """The noise multiplier z_k of each step, calibrated from public quantities."""
+        epsilon = self.steps_epsilon
+        if self.localised:
+            epsilon -= self.epsilon * LOCALISE_EPSILON_FRACTION
+        count, travel = self.n_steps(self.n_samples, self.epsilon, self.delta)
+        return share_noise_multipliers(epsilon, self.delta, step_shares(count, travel))
+
+    @cached_property
+    def noise_ratio(self):
+        """The last step's noise over its clip radius (public: it does not depend on C)."""
+        last_sigma = clipped_sum_sensitivity(1.0, self.n_samples, self.factor,
+                                             multiplier=self.multipliers[-1])
+        return noise_ratio(np.ones(1), (last_sigma,), self.dim, 1.0, "last")
 
     def n_steps(self, n_samples, epsilon, delta):
         """Numbers of growing-share and of travel steps, from public quantities."""
         return 1, 0
 
     def _label(self, step):
-        return f"{type(self.estimator).__name__} {self.method}: step {step}"
+        return f"{self.label} {self.method}: step {step}"
+
+    def _sensitivity(self, clip_norm):
+        return clipped_sum_sensitivity(clip_norm, self.n_samples, self.factor)
 
     def events(self):
-        est = self.estimator
-        fixed = est.clip_norm is not None and not est._auto_clip
+        fixed = not (self.clip_norm is None or isinstance(self.clip_norm, AutoClip))
         events = []
         for step, z in enumerate(self.multipliers):
             if step == 0 and fixed:
-                sensitivity = 2 * est.clip_norm * self.factor / self.n_samples
+                sensitivity = self._sensitivity(self.clip_norm)
                 events.append(GaussianEvent.from_noise(z * sensitivity, sensitivity,
                                                        label=self._label(step)))
             else:  # clip radius released privately: only the multiplier is public
@@ -200,27 +259,24 @@ class TangentSteps(ReleaseMechanism):
         return self.early_events + tuple(events)
 
     def release(self, data, weights, rng):
-
-        est = self.estimator
         NoiseDominatesWarning.warn_if(self.noise_ratio)
-        space = est.space
-        data = _dask.check_records(self.loss, data)
-        point = to_backend(to_numpy(est._start_point()))
-        probe_loss(self.loss, data, point)
-        clip_norm = resolve_clip_norm(est, self.loss, data, point, rng,
-                                      auto_clip_event(est))
+        space, loss = self.space, self.loss
+        data = _dask.check_records(loss, data)
+        point = to_backend(to_numpy(self.init_point))
+        probe_loss(loss, data, point)
+        clip_norm = resolve_clip_norm(self.clip_norm, loss, data, point, rng, self.label)
         oracle = GradientOracle(
-            self.loss, data, to_backend(normalize_sample_weight(weights, len(data))),
-            TangentGaussian(space, est.noise_method, validate=False), rng)
-        step_size = 1.0 / est._smoothness()
+            loss, data, to_backend(normalize_sample_weight(weights, len(data))),
+            TangentGaussian(space, self.noise_method, validate=False), rng)
+        step_size = 1.0 / self.smoothness
         ScheduleStopsShortWarning.warn_if(reach(
             np.full(len(self.multipliers), step_size), clip_norm,
-            getattr(self.loss, "radius", None)))
+            getattr(loss, "radius", None)))
 
         def localise(norms):  # a private radius around the coarse point
             # a record beyond C counts as at C, so that the grid's top (C) wins when most
             # records lie beyond it (otherwise no candidate counts them and the choice is
-            # uniform on the grid: C2 = 0.026 on EMG with C = 1)
+            # uniform on the grid)
             quantile = localise_quantile(self.n_samples, self.dim, self.multipliers[-1])
             event = self.early_events[-1]
             radius = private_quantile(np.minimum(norms, clip_norm), quantile, event.epsilon,
@@ -236,10 +292,11 @@ class TangentSteps(ReleaseMechanism):
                     clip, gradient = oracle.norms_then_clipped_sum(point, localise)
                 else:
                     gradient = oracle.clipped_sum(point, clip)
-                sigma = z * 2 * clip * self.factor / self.n_samples
-                noisy = oracle.add_noise(
-                    gradient, point, sigma, label=self._label(step),
-                    sensitivity=2 * clip * self.factor / self.n_samples)
+                sensitivity = self._sensitivity(clip)
+                sigma = clipped_sum_sensitivity(clip, self.n_samples, self.factor,
+                                                multiplier=z)
+                noisy = oracle.add_noise(gradient, point, sigma, label=self._label(step),
+                                         sensitivity=sensitivity)
                 point = geodesics.exp(-step_size * noisy, point)
                 points.append(point)
                 noise_norms.append(step_size * sigma * math.sqrt(self.dim))
@@ -269,8 +326,9 @@ class TangentRelease(TangentSteps):
 class TwoStageRelease(TangentSteps):
     """Localised release (method "two_stage"; module docstring).
 
-    A coarse tangent step at x0 (clip C), an epsilon/10 quantile release of the distances
-    to the coarse point (clip C2 = min(C, 1.25 x that quantile), the quantile
+    A coarse tangent step at x0 (clip C), a quantile release of the distances to the
+    coarse point spending ``LOCALISE_EPSILON_FRACTION`` of epsilon (clip C2 = min(C,
+    ``LOCALISE_FACTOR`` x that quantile), the quantile
     ``localise_quantile``), then unit steps with clip C2 (horizon = ``privacy_horizon``,
     public): ``travel_steps`` with the coarse step's share of mu^2, then
     max(1, ceil(horizon / 4)) steps whose shares grow fourfold from step to step (at

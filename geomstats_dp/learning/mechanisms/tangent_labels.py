@@ -27,6 +27,8 @@ grow with the number of predictions.
 """
 
 import functools
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import geomstats.backend as gs
 import numpy as np
@@ -34,7 +36,7 @@ import numpy as np
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning._data import check_values
-from geomstats_dp.learning.mechanisms.base import ReleaseMechanism
+from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.optim import canonical_point, clip_tangent_vectors
 from geomstats_dp.optim.step_cap import cap_norm
 from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
@@ -51,48 +53,80 @@ def block_norm(metric, base_point, tangent_vecs):
     return float(np.sqrt(np.sum(to_numpy(metric.squared_norm(tangent_vecs, base_point)))))
 
 
-class TangentLabelRelease(ReleaseMechanism):
+@dataclass(frozen=True)
+class TangentLabelRelease(Mechanism):
     """Release the clipped log-coordinates of the targets once, with Gaussian noise.
 
-    Reads the estimator's ``space``, ``epsilon``, ``delta``, ``clip_norm`` (D, required)
-    and ``base_point`` (b, public; None: a private coarse mean, module docstring).
+    Parameters
+    ----------
+    space : Manifold
+        Where the targets lie.
+    n_samples : int
+        n, the public number of targets.
+    clip_norm : float
+        D, the public bound the log-coordinates are clipped to.
+    epsilon, delta : float
+        The guarantee of the whole release (private base point included).
+    base_point : array-like or None, shape=[*space.shape]
+        b, public; None: a private coarse mean (module docstring).
     """
 
-    def __init__(self, estimator, n_samples, weights=None):
-        super().__init__(estimator, n_samples, weights)
-        if estimator.clip_norm is None:
-            raise ValueError(
-                "method='labels' needs clip_norm, a public bound D on the targets' "
-                "distance to base_point (farther targets are pulled in to D)"
-            )
-        self.clip_norm = float(estimator.clip_norm)
-        space = estimator.space
-        self.public_base = estimator.base_point is not None
-        self.start = to_backend(to_numpy(
-            estimator.base_point if self.public_base else canonical_point(space)))
-        epsilon, delta = estimator.epsilon, estimator.delta
-        self.base_events = ()
+    adjacency: ClassVar[str] = "label_level"
+
+    space: Any
+    n_samples: int
+    clip_norm: float
+    epsilon: float
+    delta: float
+    base_point: Any = None
+
+    @property
+    def public_base(self):
+        """Whether b is public (given) rather than released."""
+        return self.base_point is not None
+
+    @functools.cached_property
+    def _multipliers(self):
+        """(z of the base point or None, z of the coordinates): shares of mu^2."""
         if self.public_base:
-            (self.noise_multiplier,) = share_noise_multipliers(epsilon, delta, (1.0,))
-        else:
-            base_multiplier, self.noise_multiplier = share_noise_multipliers(
-                epsilon, delta, (BASE_SHARE, 1 - BASE_SHARE))
-            self.base_sigma = base_multiplier * 2 * self.clip_norm / n_samples
-            self.base_events = (GaussianEvent(
-                base_multiplier, sensitivity=2 * self.clip_norm / n_samples,
-                noise_std=self.base_sigma,
-                label=BASE_LABEL),)
-        self.sigma = self.noise_multiplier * 2 * self.clip_norm
-        # a public base point is checked; the private one is made here on the space
-        self.sampler = TangentGaussian(space, validate=self.public_base)
+            return (None, *share_noise_multipliers(self.epsilon, self.delta, (1.0,)))
+        return tuple(share_noise_multipliers(self.epsilon, self.delta,
+                                             (BASE_SHARE, 1 - BASE_SHARE)))
+
+    @property
+    def noise_multiplier(self):
+        """z of the coordinates' release."""
+        return self._multipliers[1]
+
+    @property
+    def sigma(self):
+        """z 2D, the noise's standard deviation on every coordinate."""
+        return self.noise_multiplier * 2 * self.clip_norm
+
+    @property
+    def base_sensitivity(self):
+        """2D / n, the private base point's (a clipped tangent mean)."""
+        return 2 * self.clip_norm / self.n_samples
+
+    @property
+    def base_sigma(self):
+        """z_0 2D / n, the private base point's noise (None for a public one)."""
+        if self.public_base:
+            return None
+        return self._multipliers[0] * 2 * self.clip_norm / self.n_samples
 
     def events(self):
-        return self.base_events + (GaussianEvent(
+        base_events = ()
+        if not self.public_base:
+            base_events = (GaussianEvent(
+                self._multipliers[0], sensitivity=self.base_sensitivity,
+                noise_std=self.base_sigma, label=BASE_LABEL),)
+        return base_events + (GaussianEvent(
             self.noise_multiplier, sensitivity=2 * self.clip_norm, noise_std=self.sigma,
             label=LABELS_LABEL),)
 
     def _clipped_logs(self, targets, base_point):
-        space = self.estimator.space
+        space = self.space
         # made tangent before the norm is taken: a log with a normal part (a target off
         # the space by rounding) would pass the clip and release that part without noise
         logs = space.to_tangent(space.metric.log(to_backend(targets), base_point),
@@ -102,23 +136,28 @@ class TangentLabelRelease(ReleaseMechanism):
     def release(self, targets, weights, rng):
         # as the per-row methods: finite targets on the space (indices named), checked
         # once the budget is, before any noise is drawn or charged
-        check_values(self.estimator.space, targets, ATOL, "Y")
-        space = self.estimator.space
+        space = self.space
+        targets = to_numpy(targets)  # the estimator's shape-checked numpy, or a backend array
+        check_values(space, targets, ATOL, "Y")
         metric, dim = space.metric, int(space.dim)
-        base_point = self.start
+        # a public base point is checked; the private one is made here on the space
+        sampler = TangentGaussian(space, validate=self.public_base)
+        base_point = to_backend(to_numpy(
+            self.base_point if self.public_base else canonical_point(space)))
         if not self.public_base:
+            base_sigma = self.base_sigma
             mean = gs.mean(self._clipped_logs(targets, base_point), axis=0)
-            noise = self.sampler.sample(base_point, sigma=self.base_sigma, random_state=rng)
+            noise = sampler.sample(base_point, sigma=base_sigma, random_state=rng)
             noisy = noisy_stage(
-                mean, noise, label=BASE_LABEL, law="gaussian", scale=self.base_sigma,
-                sensitivity=2 * self.clip_norm / self.n_samples, dim=dim,
+                mean, noise, label=BASE_LABEL, law="gaussian", scale=base_sigma,
+                sensitivity=self.base_sensitivity, dim=dim,
                 norm=functools.partial(block_norm, metric, base_point),
                 adjacency="label_level")
             base_point = metric.exp(cap_norm(metric, noisy, base_point, self.clip_norm),
                                     base_point)
         clipped = self._clipped_logs(targets, base_point)
-        noise = self.sampler.sample(base_point, n_samples=len(targets), sigma=self.sigma,
-                                    random_state=rng)
+        noise = sampler.sample(base_point, n_samples=len(targets), sigma=self.sigma,
+                               random_state=rng)
         labels = noisy_stage(
             clipped, gs.reshape(noise, clipped.shape), label=LABELS_LABEL, law="gaussian",
             scale=self.sigma, sensitivity=2 * self.clip_norm, dim=len(targets) * dim,
