@@ -10,10 +10,12 @@ from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
 from geomstats_dp.learning.mechanisms.base import Mechanism, ReleaseMechanism, run_release
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
+from geomstats_dp.learning.mechanisms.lloyd import LloydRelease
 from geomstats_dp.learning.mechanisms.pca_gradient import PCAGradientRelease
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
+from geomstats_dp.learning.mechanisms.tangent_pca import TangentPCARelease
 
 __all__ = ["AlternatingLeastSquaresRelease", "AnalyzeGaussRelease", "GradientRelease",
-           "LaplaceRelease", "Mechanism", "PCAGradientRelease", "ReleaseMechanism", "TangentLabelRelease", "TangentRelease",
-           "TwoStageRelease", "run_release"]
+           "LaplaceRelease", "LloydRelease", "Mechanism", "PCAGradientRelease", "ReleaseMechanism", "TangentLabelRelease", "TangentPCARelease",
+           "TangentRelease", "TwoStageRelease", "run_release"]
