@@ -1,6 +1,8 @@
 """PrivateKMeans: planted clusters recovered, error shrinking with n, geomstats'
 RiemannianKMeans at a huge epsilon, no per-record release."""
 
+import itertools
+
 import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
@@ -23,7 +25,7 @@ def _planted_centres(space, X, n_clusters):
     """The Frechet mean of each planted cluster (geomstats, non-private)."""
     bounds = np.linspace(0, len(X), n_clusters + 1).astype(int)
     return np.stack([to_numpy(FrechetMean(space).fit(X[a:b]).estimate_)
-                     for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
+                     for a, b in itertools.pairwise(bounds)])
 
 
 def _rough_init(space, X, n_clusters):
