@@ -26,9 +26,11 @@ from geomstats_dp.privacy import PrivacyLeakWarning
 ATOL = 1e-6  # tolerance of the check that the records lie on the space
 # Default schedule eta_t = STEP_SCALE / sqrt(t + 1) (in units of distance: the loss is
 # 1-Lipschitz), and at least MIN_ITER steps: the steps then add up to about 2 STEP_SCALE
-# sqrt(T) >= 10 STEP_SCALE, enough to travel from the start to data a few units away.
-STEP_SCALE = 0.5
-MIN_ITER = 30
+# sqrt(T) >= 20 STEP_SCALE, enough to travel from the start to data several units away,
+# and the last ones (STEP_SCALE / 10) are short enough to settle where the data's spread
+# is a fraction of a unit (docs/manifold_estimators.md).
+STEP_SCALE = 1.0
+MIN_ITER = 100
 GEOMETRIC_MEDIAN_FITTED = (*GRADIENT_FITTED, "n_features_in_")
 
 

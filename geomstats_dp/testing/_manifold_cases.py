@@ -95,11 +95,17 @@ def elongated_cloud(space, n_samples, seed, scales=(0.4, 0.1), offset=0.3):
 
 
 def tangent_pca_reference(space):
-    """geomstats' ``TangentPCA`` (one component, at the Frechet mean): its component."""
-    from geomstats.learning.pca import TangentPCA
+    """geomstats' ``TangentPCA`` computation (one component): the top right singular
+    vector of the centred log-maps at geomstats' Frechet mean, for a space whose points
+    are vectors (the sphere: tangent vectors in ambient coordinates). Written out because
+    ``TangentPCA.fit`` fails on the pytorch backend (scikit-learn's ``svd_flip`` on a
+    torch tensor)."""
+    from geomstats.learning.frechet_mean import FrechetMean
 
     def reference(X, y=None):
-        return TangentPCA(space, n_components=1).fit(X).components_
+        mean = FrechetMean(space).fit(X).estimate_
+        logs = np.asarray(to_numpy(space.metric.log(X, mean)))
+        return np.linalg.svd(logs - logs.mean(axis=0), full_matrices=False)[2][:1]
 
     return reference
 

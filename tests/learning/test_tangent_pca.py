@@ -10,12 +10,14 @@ from geomstats.learning.pca import TangentPCA
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import PrivateTangentPCA
 from geomstats_dp.testing._cases import subspace_distance
-from geomstats_dp.testing._manifold_cases import elongated_cloud
-from tests.conftest import shifted
+from geomstats_dp.testing._manifold_cases import elongated_cloud, tangent_pca_reference
+from tests.conftest import BACKEND, shifted
 
 SPHERE = Hypersphere(2)
 
 
+@pytest.mark.skipif(BACKEND == "pytorch", reason="geomstats' TangentPCA.fit fails on "
+                    "pytorch (scikit-learn's svd_flip on a torch tensor)")
 def test_huge_epsilon_matches_geomstats_tangent_pca():
     X = elongated_cloud(SPHERE, 200, 0)
     reference = TangentPCA(SPHERE, n_components=1).fit(X)
@@ -29,13 +31,14 @@ def test_huge_epsilon_matches_geomstats_tangent_pca():
 
 def _planted_error(n_samples, seed):
     X = elongated_cloud(SPHERE, n_samples, shifted(0))
-    planted = to_numpy(TangentPCA(SPHERE, n_components=1).fit(X).components_)
+    planted = tangent_pca_reference(SPHERE)(X)
     estimator = PrivateTangentPCA(SPHERE, 1, epsilon=1.0, random_state=shifted(seed)).fit(X)
     return subspace_distance(estimator.components_, planted)
 
 
 def test_planted_direction_recovered_and_error_shrinks_with_n():
-    """At epsilon 1 the sine of the angle to the planted direction is below 0.1 with
+    """The non-private direction is TangentPCA's (``tangent_pca_reference``).
+    At epsilon 1 the sine of the angle to the planted direction is below 0.1 with
     5,000 records on average over 4 seeds, and at least halves from 500 records."""
     small = np.mean([_planted_error(500, seed) for seed in range(4)])
     large = np.mean([_planted_error(5000, seed) for seed in range(4)])

@@ -199,8 +199,8 @@ class LloydRelease(Mechanism):
         seeds = centres_around(space, largest, self.n_clusters,
                                INIT_RADIUS_RATIO * self.clip_norm, sampler, rng)
         empty = counts < max(1.0, self.count_event.noise_std)
-        mask = to_backend(empty).reshape((-1,) + (1,) * len(space.shape))
-        return gs.where(mask, seeds, moved)
+        mask = empty.reshape((-1,) + (1,) * len(space.shape))
+        return to_backend(np.where(mask, to_numpy(seeds), to_numpy(moved)))
 
     def _initial_centres(self, points, sampler, rng):
         """The public centres, or centres at C / 2 around the canonical point or a
