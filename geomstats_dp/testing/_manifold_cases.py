@@ -5,6 +5,7 @@ geomstats' non-private counterparts as references (``_cases.built_in_cases``).""
 import math
 
 import numpy as np
+from geomstats.geometry.euclidean import Euclidean
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
 
@@ -128,15 +129,20 @@ def manifold_cases():
         PrivateTangentPCA,
     )
 
-    sphere = Hypersphere(2)
-    clusters = planted_clusters(sphere, 3, N_SAMPLES + 5, 0.1, SEED)
-    starts = to_numpy(clusters)[[0, 15, 30]]
-    cases = [Case(f"PrivateKMeans(init={name},space=sphere)",
-                  PrivateKMeans(sphere, 3, epsilon=3.0, clip_norm=0.5, init=init,
-                                random_state=SEED), clusters,
-                  reference=kmeans_reference(sphere, 3), distance=centres_distance(sphere),
-                  tolerance=5e-2)
-             for name, init in (("'private'", "private"), ("array", starts))]
+    cases = []
+    spaces = {"sphere": Hypersphere(2), "euclidean": Euclidean(2)}
+    for space_name, init in (("sphere", "private"), ("euclidean", None)):
+        space = spaces[space_name]
+        clusters = planted_clusters(space, 3, N_SAMPLES + 5, 0.1, SEED)
+        if init is None:  # public centres: the first record of each planted cluster
+            init = to_numpy(clusters)[[0, 15, 30]]
+        name = repr(init) if isinstance(init, str) else "array"
+        cases.append(Case(f"PrivateKMeans(init={name},space={space_name})",
+                          PrivateKMeans(space, 3, epsilon=3.0, clip_norm=0.5, init=init,
+                                        random_state=SEED), clusters,
+                          reference=kmeans_reference(space, 3),
+                          distance=centres_distance(space), tolerance=5e-2))
+    sphere = spaces["sphere"]
     elongated = elongated_cloud(sphere, N_SAMPLES, SEED)
     cases.append(Case("PrivateTangentPCA(space=sphere)",
                       PrivateTangentPCA(sphere, 1, epsilon=3.0, clip_norm=1.0,
