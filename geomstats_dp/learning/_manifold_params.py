@@ -1,13 +1,17 @@
-"""Declarative parameter constraints shared by the manifold estimators of issue 32
-(``PrivateKMeans``, ``PrivateTangentPCA``, ``PrivateGeometricMedian``), in scikit-learn's
-``_parameter_constraints`` style, and the few checks a constraint cannot state."""
+"""What the manifold estimators of issue 32 (``PrivateKMeans``, ``PrivateTangentPCA``,
+``PrivateGeometricMedian``) share: declarative parameter constraints in scikit-learn's
+``_parameter_constraints`` style, the few checks a constraint cannot state, and the
+start and end of their ``fit``."""
 
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from geomstats_dp._validation import check_positive_finite
 from geomstats_dp.distributions.tangent_gaussian import METHODS as NOISE_METHODS
+from geomstats_dp.learning._base import PrivateEstimator
+from geomstats_dp.learning._data import check_shape
 
 POSITIVE = Interval(Real, 0, None, closed="neither")
 COMMON_CONSTRAINTS = {
@@ -44,3 +48,30 @@ def check_common(estimator, finite=("epsilon",)):
             "secure=True draws from the operating system's entropy; "
             f"random_state must be None, got {estimator.random_state!r}"
         )
+
+
+class ManifoldEstimator(PrivateEstimator):
+    """Base of the manifold estimators: ``_begin_fit`` (budget, parameters, shapes; no
+    data value read) and ``_end_fit`` (the fitted attributes)."""
+
+    _FINITE = ("epsilon",)  # parameters that must be finite
+
+    def _begin_fit(self, X):
+        """Clear the fitted state, validate the parameters, check the shape of ``X``.
+
+        Returns
+        -------
+        budget : PrivacyBudget
+        points : numpy.ndarray, shape=[n_samples, *space.shape]
+        """
+        budget = self._start_fit(self.epsilon, self.delta)
+        self._validate_params()
+        check_common(self, finite=self._FINITE)
+        return budget, check_shape(self.space, X)
+
+    def _end_fit(self, fitted, budget):
+        """Set the released attributes, ``budget_`` and ``n_features_in_``."""
+        fitted.update(budget_=budget, n_features_in_=int(np.prod(self.space.shape)))
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        return self

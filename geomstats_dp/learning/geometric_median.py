@@ -5,19 +5,17 @@ import warnings
 from typing import ClassVar
 
 import geomstats.backend as gs
-import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp._validation import check_on_space
-from geomstats_dp.learning._base import PrivateEstimator
-from geomstats_dp.learning._data import check_points, check_shape
+from geomstats_dp.learning._data import check_points
 from geomstats_dp.learning._defaults import default_n_iter
 from geomstats_dp.learning._manifold_params import (
     COMMON_CONSTRAINTS,
     POSITIVE,
     POSITIVE_INT,
-    check_common,
+    ManifoldEstimator,
 )
 from geomstats_dp.learning.erm import GRADIENT_FITTED, PrivateERM
 from geomstats_dp.optim import InverseSqrtStep, PerSampleLoss, normalize_sample_weight
@@ -72,7 +70,7 @@ class DistanceLoss(PerSampleLoss):
         return gs.einsum("k,k...->k...", scale, logs)
 
 
-class PrivateGeometricMedian(PrivateEstimator):
+class PrivateGeometricMedian(ManifoldEstimator):
     """Differentially private geometric median on a geomstats manifold.
 
     Minimises (1/n) sum_i d(x, z_i) by DP Riemannian gradient descent (``PrivateERM``,
@@ -125,6 +123,7 @@ class PrivateGeometricMedian(PrivateEstimator):
         "step_size": [None, POSITIVE],
         "init_point": [None, "array-like"],
     }
+    _FINITE = ("epsilon", "step_size")
     _FITTED = GEOMETRIC_MEDIAN_FITTED
 
     def __init__(self, space, epsilon=1.0, delta=1e-5, n_iter=None, step_size=None,
@@ -158,10 +157,7 @@ class PrivateGeometricMedian(PrivateEstimator):
         -------
         self : PrivateGeometricMedian
         """
-        budget = self._start_fit(self.epsilon, self.delta)
-        self._validate_params()
-        check_common(self, finite=("epsilon", "step_size"))
-        points = check_shape(self.space, X)
+        budget, points = self._begin_fit(X)
         erm = PrivateERM(
             self.space, DistanceLoss(self.space), epsilon=self.epsilon, delta=self.delta,
             method="rgd", clip_norm=1.0, n_iter=self._n_iter(len(points)),
@@ -169,10 +165,8 @@ class PrivateGeometricMedian(PrivateEstimator):
             init_point=self.init_point, noise_method=self.noise_method, budget=budget,
             random_state=self.random_state, secure=self.secure)
         erm.fit(points, sample_weight=sample_weight)
-        for name in GRADIENT_FITTED:
-            setattr(self, name, getattr(erm, name))
-        self.n_features_in_ = int(np.prod(self.space.shape))
-        return self
+        return self._end_fit({name: getattr(erm, name) for name in GRADIENT_FITTED
+                              if name != "budget_"}, budget)
 
     def _n_iter(self, n_samples):
         """``n_iter``, else max(MIN_ITER, PrivateERM's default) from public quantities."""

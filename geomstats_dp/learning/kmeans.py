@@ -9,13 +9,12 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend
-from geomstats_dp.learning._base import PrivateEstimator
-from geomstats_dp.learning._data import check_points, check_shape
+from geomstats_dp.learning._data import check_points
 from geomstats_dp.learning._manifold_params import (
     COMMON_CONSTRAINTS,
     POSITIVE,
     POSITIVE_INT,
-    check_common,
+    ManifoldEstimator,
 )
 from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.lloyd import (
@@ -30,7 +29,7 @@ KMEANS_FITTED = ("cluster_centers_", "cluster_sizes_", "n_iter_", "noise_multipl
                  "budget_", "events_", "n_features_in_")
 
 
-class PrivateKMeans(TransformerMixin, PrivateEstimator):
+class PrivateKMeans(TransformerMixin, ManifoldEstimator):
     """Differentially private k-means on a geomstats manifold (private Lloyd iterations).
 
     ``n_iter`` Lloyd iterations, each releasing per cluster a noisy count and a noisy sum
@@ -103,6 +102,7 @@ class PrivateKMeans(TransformerMixin, PrivateEstimator):
         "n_iter": [POSITIVE_INT],
         "init": [StrOptions({"private", "random"}), "array-like"],
     }
+    _FINITE = ("epsilon", "clip_norm")
     _FITTED = KMEANS_FITTED
 
     def __init__(self, space, n_clusters=2, epsilon=1.0, delta=1e-5, clip_norm=1.0,
@@ -135,10 +135,7 @@ class PrivateKMeans(TransformerMixin, PrivateEstimator):
         -------
         self : PrivateKMeans
         """
-        budget = self._start_fit(self.epsilon, self.delta)
-        self._validate_params()
-        check_common(self, finite=("epsilon", "clip_norm"))
-        points = check_shape(self.space, X)
+        budget, points = self._begin_fit(X)
         mechanism = LloydRelease(
             self.space, len(points), self.n_clusters, self.n_iter, float(self.clip_norm),
             self._public_init(), lloyd_multipliers(
@@ -147,10 +144,7 @@ class PrivateKMeans(TransformerMixin, PrivateEstimator):
             self.noise_method)
         fitted = run_release(mechanism, budget, points, None, self.random_state,
                              self.secure)
-        fitted.update(budget_=budget, n_features_in_=int(np.prod(self.space.shape)))
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        return self
+        return self._end_fit(fitted, budget)
 
     def _public_init(self):
         """``init``: "private", "random" or the public centres [k, *shape], checked."""

@@ -10,13 +10,12 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.learning._base import PrivateEstimator
-from geomstats_dp.learning._data import check_points, check_shape
+from geomstats_dp.learning._data import check_points
 from geomstats_dp.learning._manifold_params import (
     COMMON_CONSTRAINTS,
     POSITIVE,
     POSITIVE_INT,
-    check_common,
+    ManifoldEstimator,
 )
 from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.tangent_pca import (
@@ -31,7 +30,7 @@ TANGENT_PCA_FITTED = ("base_point_", "components_", "explained_variance_",
                       "events_", "n_features_in_")
 
 
-class PrivateTangentPCA(TransformerMixin, PrivateEstimator):
+class PrivateTangentPCA(TransformerMixin, ManifoldEstimator):
     """Differentially private tangent PCA on a geomstats manifold.
 
     The records' log-maps at a base point b (public, or a private mean), in coordinates
@@ -98,6 +97,7 @@ class PrivateTangentPCA(TransformerMixin, PrivateEstimator):
         "base_point": [None, "array-like"],
         "mean_budget_fraction": [Interval(Real, 0, 1, closed="neither")],
     }
+    _FINITE = ("epsilon", "clip_norm")
     _FITTED = TANGENT_PCA_FITTED
 
     def __init__(self, space, n_components=2, epsilon=1.0, delta=1e-5, clip_norm=1.0,
@@ -130,14 +130,11 @@ class PrivateTangentPCA(TransformerMixin, PrivateEstimator):
         -------
         self : PrivateTangentPCA
         """
-        budget = self._start_fit(self.epsilon, self.delta)
-        self._validate_params()
-        check_common(self, finite=("epsilon", "clip_norm"))
+        budget, points = self._begin_fit(X)
         dim = int(self.space.dim)
         if self.n_components > dim:
             raise ValueError(f"n_components must be at most the dimension {dim} of the "
                              f"space, got {self.n_components}")
-        points = check_shape(self.space, X)
         base = None
         if self.base_point is not None:
             base = to_numpy(check_init_point(self.space, self.base_point, ATOL,
@@ -153,10 +150,7 @@ class PrivateTangentPCA(TransformerMixin, PrivateEstimator):
                                       matrix_multiplier, self.noise_method)
         fitted = run_release(mechanism, budget, points, None, self.random_state,
                              self.secure)
-        fitted.update(budget_=budget, n_features_in_=int(np.prod(self.space.shape)))
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        return self
+        return self._end_fit(fitted, budget)
 
     def transform(self, X):
         """The coordinates of the log-maps of ``X`` at ``base_point_`` on the components.
