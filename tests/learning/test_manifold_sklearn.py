@@ -153,3 +153,24 @@ def test_pipeline_and_cross_val_score(clusters):
         scores = cross_val_score(PrivateGeometricMedian(SPHERE, epsilon=5.0, random_state=0),
                                  to_numpy(clusters), cv=3)
     assert scores.shape == (3,) and np.all(scores < 0)
+
+
+def test_pyriemann_covariances_go_straight_in():
+    """pyRiemann's Covariances, then the private tangent PCA and k-means on its scores:
+    two planted classes of signals (channel 0 or channel 2 louder) are told apart."""
+    pyriemann = pytest.importorskip("pyriemann.estimation")
+    from geomstats.geometry.spd_matrices import SPDMatrices
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(0)
+    scales = np.where(np.arange(200)[:, None] < 100, [3.0, 1.0, 1.0], [1.0, 1.0, 3.0])
+    signals = rng.standard_normal((200, 3, 100)) * scales[:, :, None]
+    pipeline = Pipeline([
+        ("covariances", pyriemann.Covariances()),
+        ("pca", PrivateTangentPCA(SPDMatrices(3), 1, epsilon=1e3, clip_norm=3.0,
+                                  random_state=0)),
+        ("kmeans", PrivateKMeans(Euclidean(1), 2, epsilon=1e3, clip_norm=2.0,
+                                 random_state=0)),
+    ])
+    labels = pipeline.fit(signals).predict(signals)
+    assert adjusted_rand_score(np.arange(200) < 100, labels) > 0.9
