@@ -1,4 +1,5 @@
-"""scikit-learn's estimator checks on PrivateKMeans, PrivateTangentPCA and
+"""The shared parameters and fit of the manifold estimators (``_manifold_params``):
+scikit-learn's estimator checks on PrivateKMeans, PrivateTangentPCA and
 PrivateGeometricMedian, with the expected failures of every manifold estimator
 (``test_sklearn_checks``: the space fixes a point's shape, the checks vary it)."""
 
