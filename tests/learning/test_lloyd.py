@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
-from geomstats_dp._backend import to_numpy
+from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning.mechanisms.lloyd import (
     centres_around,
@@ -42,7 +42,7 @@ def test_multipliers_compose_to_one_release_at_epsilon(private_init):
 
 def test_centres_around_lie_at_the_radius():
     space = Hypersphere(2)
-    base = space.metric.exp(np.array([0.0, 0.3, 0.2]), np.array([1.0, 0.0, 0.0]))
+    base = space.metric.exp(to_backend([0.0, 0.3, 0.2]), to_backend([1.0, 0.0, 0.0]))
     sampler = TangentGaussian(space)
     centres = centres_around(space, base, 5, 0.25, sampler, np.random.default_rng(0))
     distances = to_numpy(space.metric.dist(centres, base))
