@@ -391,6 +391,8 @@ def built_in_cases():
     -------
     cases : list of Case
     """
+    from geomstats_dp.testing._manifold_cases import manifold_cases
+
     return [*_frechet_mean_cases(), *_erm_cases(), *_pca_cases(),
             *_matrix_completion_cases(), *_structured_prediction_cases(),
-            *_federated_cases(), *_search_cases()]
+            *_federated_cases(), *_search_cases(), *manifold_cases()]

@@ -81,10 +81,10 @@ def _fitted_names(estimator):
 
 def _release(estimator):
     """(release, whether it is a point of the estimator's space), or (None, False)."""
-    for name in ("estimate_", "labels_", "components_", "score_"):
+    for name in ("estimate_", "labels_", "cluster_centers_", "components_", "score_"):
         if hasattr(estimator, name):
             release = np.asarray(to_numpy(getattr(estimator, name)), dtype=float)
-            return release, name in ("estimate_", "labels_")
+            return release, name in ("estimate_", "labels_", "cluster_centers_")
     return None, False
 
 

@@ -15,11 +15,13 @@ from geomstats_dp.learning.mechanisms.base import (
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
+from geomstats_dp.learning.mechanisms.lloyd import LloydRelease
 from geomstats_dp.learning.mechanisms.pca_gradient import PCAGradientRelease
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
+from geomstats_dp.learning.mechanisms.tangent_pca import TangentPCARelease
 
 __all__ = ["AlternatingLeastSquaresRelease", "AnalyzeGaussRelease", "AutoClip",
-           "GradientRelease", "LaplaceRelease", "Mechanism", "PCAGradientRelease",
-           "Preliminary", "ReleaseMechanism", "TangentLabelRelease", "TangentRelease",
-           "TwoStageRelease", "run_release"]
+           "GradientRelease", "LaplaceRelease", "LloydRelease", "Mechanism",
+           "PCAGradientRelease", "Preliminary", "ReleaseMechanism", "TangentLabelRelease",
+           "TangentPCARelease", "TangentRelease", "TwoStageRelease", "run_release"]
