@@ -66,7 +66,7 @@ local steps of a gradient method are its ``PrivateERM`` default divided among th
 import math
 from dataclasses import dataclass
 
-from geomstats_dp.learning import _defaults
+from geomstats_dp.learning import default_batch_size, default_n_iter
 from geomstats_dp.privacy import calibrate_gaussian
 
 AUTO = "auto"
@@ -147,8 +147,8 @@ def resolve_settings(params, sizes, dim, squared_distance, injectivity_radius=ma
     def local_steps():
         if method == "tangent_mean":
             return 1
-        batch_size = params["batch_size"] or _defaults.default_batch_size(min_size)
-        total = _defaults.default_n_iter(method, min_size, dim, epsilon, delta, batch_size)
+        batch_size = params["batch_size"] or default_batch_size(min_size)
+        total = default_n_iter(method, min_size, dim, epsilon, delta, batch_size)
         return max(1, math.ceil(total / n_rounds))
 
     def output():

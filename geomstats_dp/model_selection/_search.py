@@ -26,7 +26,7 @@ from geomstats_dp._validation import (
     check_positive_int,
     check_probability,
 )
-from geomstats_dp.learning._base import PrivateEstimator
+from geomstats_dp.learning import PrivateEstimator
 from geomstats_dp.model_selection.calibration import largest_epsilon
 from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.scores import score_mechanism
