@@ -15,21 +15,19 @@ import contextlib
 import math
 import sys
 import warnings
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import MetaEstimatorMixin, clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from geomstats_dp._backend import get_rng
-from geomstats_dp._validation import (
-    check_positive_finite,
-    check_positive_int,
-    check_probability,
-)
 from geomstats_dp.learning import PrivateEstimator
 from geomstats_dp.model_selection.calibration import largest_epsilon
 from geomstats_dp.model_selection.planning import planned_events
-from geomstats_dp.model_selection.scores import score_mechanism
+from geomstats_dp.model_selection.scores import SCORE_METHODS, score_mechanism
 from geomstats_dp.model_selection.splits import split_class
 from geomstats_dp.privacy import (
     ApproxDPEvent,
@@ -70,6 +68,22 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
     """
 
     _FITTED = SEARCH_FITTED
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [HasMethods(["fit", "get_params"])],
+        "epsilon": [Interval(Real, 0, math.inf, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "loss_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
+        "runs": [StrOptions(set(RUN_LAWS)), Interval(Real, 0, math.inf, closed="left")],
+        "mean_runs": [Interval(Real, 1, math.inf, closed="left"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "refit": ["boolean"],
+        "refit_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "score_method": [StrOptions(set(SCORE_METHODS))],
+        "max_runs": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"), None],
+        "budget": [PrivacyBudget, None],
+        "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator,
+                         None],
+    }
 
     def __init__(self, estimator, *, epsilon=1.0, delta=1e-5, loss_bound=None,
                  runs="poisson", mean_runs=None, validation_fraction=0.25, refit=True,
@@ -93,24 +107,14 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
     # -- public checks ------------------------------------------------------------------
 
     def _check_params(self):
-        """Validate the public settings; return the law's shape."""
-        check_positive_finite(self.epsilon, "epsilon")
-        check_probability(self.delta, "delta")
+        """Validate the public settings (``_parameter_constraints``, then the rules that
+        join parameters); return the law's shape."""
+        self._validate_params()
         if self.loss_bound is None:
             raise ValueError(
                 "loss_bound must be a public bound B on the per-record validation loss "
                 "(the private score clips to [0, B]); it is never inferred from the data"
             )
-        check_positive_finite(self.loss_bound, "loss_bound")
-        check_probability(self.validation_fraction, "validation_fraction")
-        check_probability(self.refit_fraction, "refit_fraction")
-        if not isinstance(self.refit, bool):
-            raise TypeError(f"refit must be True or False, got {self.refit!r}")
-        score_mechanism(self.score_method)
-        if self.mean_runs is not None:
-            check_positive_finite(self.mean_runs, "mean_runs")
-            if self.mean_runs < 1:
-                raise ValueError(f"mean_runs must be >= 1, got {self.mean_runs}")
         params = self.estimator.get_params(deep=False)
         for name in ("epsilon", "delta", "budget", "random_state"):
             if name not in params:
@@ -118,15 +122,9 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                     f"estimator must be an estimator of geomstats_dp with a {name!r} "
                     f"parameter, got {type(self.estimator).__name__}"
                 )
-        if isinstance(self.runs, str) and self.runs in RUN_LAWS:
+        if isinstance(self.runs, str):
             return RUN_LAWS[self.runs]
-        if (isinstance(self.runs, (int, float)) and not isinstance(self.runs, bool)
-                and self.runs >= 0):
-            return float(self.runs)
-        raise ValueError(
-            f"runs must be one of {tuple(RUN_LAWS)} or a shape >= 0 of the truncated "
-            f"negative binomial law, got {self.runs!r}"
-        )
+        return float(self.runs)
 
     def _public_runs(self, mean, shape):
         """k_max, the public number of runs of every search (None: K runs, module notes
@@ -136,7 +134,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         if isinstance(self.max_runs, str) and self.max_runs == "auto":
             tail = self.delta / (TRUNCATION_SHARE * (1 + math.exp(min(self.epsilon, 700.0))))
             return max_runs(mean, shape, tail)
-        runs = check_positive_int(self.max_runs, "max_runs")
+        runs = int(self.max_runs)
         if runs < mean:
             raise ValueError(
                 f"max_runs must be None, 'auto' or an integer >= the mean number of runs "

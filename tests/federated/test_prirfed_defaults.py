@@ -227,7 +227,7 @@ def test_tangent_mean_refuses_another_loss_and_another_step_before_charging():
                       budget=budget)
     with pytest.raises(ValueError, match="step_size must be None"):
         stepped.fit(federation())
-    with pytest.raises(TypeError, match=r"n_rounds \(an int or 'auto'\)"):
+    with pytest.raises(TypeError, match="'n_rounds' parameter of PriRFed"):
         PriRFed(SPACE, n_rounds="many", clip_norm=1.0, budget=budget).fit(federation())
     assert budget.events == ()
 
