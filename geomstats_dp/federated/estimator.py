@@ -91,8 +91,8 @@ class PriRFed(PrivateEstimator):
       ``history_``.
     - "public_sampling" (``privacy.prirfed_public_sampling``): the same public sampling,
       accounted from the agents' local (epsilon, delta) by optimal composition: more noise
-      for the same total (2 to 54 times larger noise multipliers in the settings of
-      docs/federated.md), a faster calibration.
+      for the same total (the noise multipliers of both are compared in
+      docs/federated.md, "Privacy"), a faster calibration.
     - "parallel_optimal" (``privacy.prirfed_epsilon``) and "theorem_4_2" (the paper's)
       also amplify by agent sampling, which only holds against an observer who does not
       learn which agents were sampled. They do not protect against the server. With them
@@ -298,6 +298,7 @@ class PriRFed(PrivateEstimator):
         -------
         self
         """
+        self._validate_params()
         budget = self._start_fit(self.epsilon, self.delta)
         arrays = check_agents(split_agents(datasets, groups))
         sizes = [len(data) for data in arrays]
@@ -358,6 +359,7 @@ class PriRFed(PrivateEstimator):
         config : dict
             For ``[tool.flwr.app.config]`` or ``flwr run --run-config``.
         """
+        self._validate_params()
         budget = self._start_fit(self.epsilon, self.delta)
         sizes = [check_positive_int(size, f"sizes[{i}]") for i, size in enumerate(sizes)]
         settings = self._settings(sizes)

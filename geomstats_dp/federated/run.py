@@ -132,9 +132,9 @@ class RunSpec(Mechanism):
         bounded and a capped step near the injectivity radius would land near the cut
         locus (on the sphere, at the antipode) instead of wrapping around. None also with
         ``output="shrunk"``: its factor takes the replies' noise as Gaussian of norm
-        ``round_noise``, which a cap would shrink with the signal (docs/federated.md
-        compares both), and its one round from the public start is itself bounded by the
-        shrinkage."""
+        ``round_noise``, which a cap would shrink with the signal (both are compared in
+        docs/benchmarks/baselines.md, "PriRFed"), and its one round from the public start
+        is itself bounded by the shrinkage."""
         if self.output == "shrunk" or not math.isinf(self.injectivity_radius):
             return None
         return strategy.signal_bound(size)

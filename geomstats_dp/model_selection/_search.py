@@ -107,9 +107,8 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
     # -- public checks ------------------------------------------------------------------
 
     def _check_params(self):
-        """Validate the public settings (``_parameter_constraints``, then the rules that
-        join parameters); return the law's shape."""
-        self._validate_params()
+        """The rules that join parameters (each parameter alone is checked by
+        ``_parameter_constraints``); return the law's shape."""
         if self.loss_bound is None:
             raise ValueError(
                 "loss_bound must be a public bound B on the per-record validation loss "
@@ -179,6 +178,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         -------
         self
         """
+        self._validate_params()
         budget = self._start_fit(self.epsilon, self.delta)
         shape = self._check_params()
         rng = get_rng(self.random_state, secure=self._secure)
