@@ -2,13 +2,18 @@
 
 The shape checks read no value (they run before the budget check); the value checks are
 the loss's (after it). Every error names the agent and, through the loss's check, the
-record's index in the agent's array.
+record's index in the agent's array. A clip norm inferred from the records is not private
+(a ``PrivacyLeakWarning``).
 """
+
+import warnings
 
 import numpy as np
 
-from geomstats_dp._backend import to_backend
+from geomstats_dp._backend import quiet_numerics, to_backend
 from geomstats_dp.learning import check_array
+from geomstats_dp.learning.mechanisms.loss_checks import infer_clip_norm
+from geomstats_dp.privacy import PrivacyLeakWarning
 
 
 def split_agents(datasets, groups=None):
@@ -86,3 +91,28 @@ def checked_values(loss, arrays):
         except (ValueError, TypeError) as error:
             raise type(error)(f"datasets[{index}] (agent {index}): {error}") from None
     return checked
+
+
+def inferred_clip_norm(loss, checked, start):
+    """The largest per-sample gradient norm at ``start`` over every agent's records.
+
+    Not private: it warns with a ``PrivacyLeakWarning``.
+
+    Parameters
+    ----------
+    loss : PerSampleLoss
+    checked : list of array-like, each shape=[n_i, ...]
+        The agents' checked records.
+    start : numpy.ndarray, shape=[*space.shape]
+
+    Returns
+    -------
+    clip_norm : float
+    """
+    with quiet_numerics(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        norms = [infer_clip_norm(loss, data, to_backend(start)) for data in checked]
+    warnings.warn("clip_norm was inferred from the agents' data (largest per-sample "
+                  "gradient norm at the initial point); this bound is not private.",
+                  PrivacyLeakWarning, stacklevel=3)
+    return max(norms)

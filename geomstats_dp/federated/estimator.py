@@ -7,17 +7,21 @@ and runs it through the one private pipeline (``run_release``: reserve, release,
 """
 
 import math
-import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
+from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp._validation import check_positive_int
 from geomstats_dp.federated import deployment
-from geomstats_dp.federated.agents import check_agents, checked_values, split_agents
+from geomstats_dp.federated.agents import (
+    check_agents,
+    checked_values,
+    inferred_clip_norm,
+    split_agents,
+)
 from geomstats_dp.federated.aggregation import AGGREGATIONS
 from geomstats_dp.federated.calibration import Calibration
 from geomstats_dp.federated.defaults import AUTO, resolve_settings
@@ -27,14 +31,13 @@ from geomstats_dp.federated.run import RunSpec
 from geomstats_dp.federated.search_split import AgentSplit
 from geomstats_dp.learning import PrivateEstimator
 from geomstats_dp.learning.mechanisms.base import run_release
-from geomstats_dp.learning.mechanisms.loss_checks import infer_clip_norm
 from geomstats_dp.optim import (
     CallableLoss,
     PerSampleLoss,
     SquaredDistanceLoss,
 )
 from geomstats_dp.optim.initial_point import check_init_point
-from geomstats_dp.privacy import PrivacyBudget, PrivacyLeakWarning
+from geomstats_dp.privacy import PrivacyBudget
 from geomstats_dp.privacy.federated import FEDERATED_ACCOUNTANTS
 
 OUTPUTS = ("last", "random", "average", "shrunk")
@@ -307,7 +310,7 @@ class PriRFed(PrivateEstimator):
         checked = checked_values(self._make_loss(), arrays)  # values, after the budget check
         clip_norm = self.clip_norm
         if clip_norm is None:
-            clip_norm = self._inferred_clip_norm(checked)
+            clip_norm = inferred_clip_norm(self._make_loss(), checked, self._start())
         run = self._run(sizes, settings, clip_norm, target)
         fitted = run_release(run, budget, checked, None)
         self.estimate_, self.history_ = fitted["estimate_"], fitted["history_"]
@@ -315,17 +318,6 @@ class PriRFed(PrivateEstimator):
         self.noise_multipliers_ = [plan.noise_multipliers for plan, _ in run.plans]
         self.clip_norm_ = clip_norm
         return self
-
-    def _inferred_clip_norm(self, checked):
-        """The largest per-sample gradient norm at the start (not private: warns)."""
-        loss, start = self._make_loss(), to_backend(self._start())
-        with quiet_numerics(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            norms = [infer_clip_norm(loss, data, start) for data in checked]
-        warnings.warn("clip_norm was inferred from the agents' data (largest per-sample "
-                      "gradient norm at the initial point); this bound is not private.",
-                      PrivacyLeakWarning, stacklevel=3)
-        return max(norms)
 
     def _set_charged(self, budget, events, target, settings):
         """The fitted attributes of what was charged (``target``: local epsilon, local

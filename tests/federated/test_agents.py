@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
-from geomstats_dp.federated.agents import check_agents, checked_values, split_agents
+from geomstats_dp.federated.agents import (
+    check_agents,
+    checked_values,
+    inferred_clip_norm,
+    split_agents,
+)
 from geomstats_dp.optim import SquaredDistanceLoss
+from geomstats_dp.privacy import PrivacyLeakWarning
 
 pytestmark = pytest.mark.backend_independent
 
@@ -54,3 +60,14 @@ def test_value_checks_name_the_agent_and_keep_the_records():
     assert len(checked_values(loss, [good, good[:1]])) == 2
     with pytest.raises(ValueError, match=r"^datasets\[1\] \(agent 1\): "):
         checked_values(loss, [good, np.array([[0.0, 0.0, 2.0]])])
+
+
+def test_an_inferred_clip_norm_is_the_largest_gradient_norm_and_warns():
+    """The squared distance's per-sample gradient at x is -Log_x(z), of norm d(x, z)."""
+    loss = SquaredDistanceLoss(SPACE)
+    near = np.array([[0.0, np.sin(0.3), np.cos(0.3)]])
+    far = np.array([[np.sin(0.7), 0.0, np.cos(0.7)], [0.0, np.sin(0.1), np.cos(0.1)]])
+    checked = checked_values(loss, [near, far])
+    with pytest.warns(PrivacyLeakWarning, match="not private"):
+        clip_norm = inferred_clip_norm(loss, checked, NORTH)
+    assert clip_norm == pytest.approx(0.7, rel=1e-9)
