@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import MetaEstimatorMixin, clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from geomstats_dp._backend import get_rng
@@ -65,7 +65,8 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         "epsilon": [Interval(Real, 0, math.inf, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "loss_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
-        "runs": [StrOptions(set(RUN_LAWS)), Interval(Real, 0, math.inf, closed="left")],
+        "runs": [StrOptions(set(RUN_LAWS)), Interval(Real, 0, None, closed="left"),
+                 Options(Real, {math.inf})],  # a shape; inf is the Poisson law
         "mean_runs": [Interval(Real, 1, math.inf, closed="left"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "refit": ["boolean"],
