@@ -15,7 +15,6 @@ from scipy import stats
 
 from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.model_selection import PrivateGridSearchCV, best_of_runs
-from geomstats_dp.model_selection import _search as search_module
 from geomstats_dp.model_selection.planning import PlanningBudget
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget, SelectionEvent, compose
 from geomstats_dp.privacy.renyi import ledger_epsilon
