@@ -127,6 +127,7 @@ def time_on_cluster(records, n_workers, repeats):
     import distributed
 
     from geomstats_dp._dask import DaskClippedSums
+    from geomstats_dp.optim.oracle import clipped_sum_in_chunks
 
     loss, point = _problem()
     with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
@@ -136,11 +137,13 @@ def time_on_cluster(records, n_workers, repeats):
             distributed.Client(cluster) as client:
         client.run(os.environ.__setitem__, "OMP_NUM_THREADS", "1")
         tiny = da.from_array(np.asarray(records[:OVERHEAD_N]), chunks=(OVERHEAD_N, DIM, DIM))
-        tiny_sums = DaskClippedSums(loss, tiny, np.full(OVERHEAD_N, 1.0 / OVERHEAD_N))
+        tiny_sums = DaskClippedSums(loss, tiny, np.full(OVERHEAD_N, 1.0 / OVERHEAD_N),
+                                     clipped_sum_in_chunks)
         tiny_sums(point, CLIP_NORM)  # warm-up: imports on the workers
         overhead = _timed(lambda: tiny_sums(point, CLIP_NORM), 5)
         n_samples = records.shape[0]
-        sums = DaskClippedSums(loss, records, np.full(n_samples, 1.0 / n_samples))
+        sums = DaskClippedSums(loss, records, np.full(n_samples, 1.0 / n_samples),
+                               clipped_sum_in_chunks)
         seconds = _timed(lambda: sums(point, CLIP_NORM), repeats)
         peaks = client.run(_peak_rss_mb)
     return seconds, overhead, max(peaks.values())

@@ -87,7 +87,7 @@ def timed_fit(space, data, engine, n_rounds, poll_s=None):
     """One fit: a row with its seconds (and, for Flower, their split)."""
     run_flower = flower_app.run_flower
     if poll_s is not None:
-        flower_app.run_flower = lambda run: run_flower(run, poll_s=poll_s)
+        flower_app.run_flower = lambda run, datasets: run_flower(run, datasets, poll_s=poll_s)
     try:
         with RoundClock() as clock:
             tic = time.perf_counter()

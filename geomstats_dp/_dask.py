@@ -166,18 +166,16 @@ def check_records(loss, data, name="X"):
     return check_values(loss, data, name) if is_dask_array(data) else loss.check_data(data)
 
 
-def _block_clipped_sum(block, weights, loss, point, clip_norm, scale):
+def _block_clipped_sum(block, weights, loss, point, clip_norm, scale, chunked_sum):
     """sum_i scale w_i clip_C(grad f(point; z_i)) over one chunk, as numpy.
 
     ``weights``: the chunk's [k] weights, or one number when they are uniform. The chunk
-    is read in the oracle's cache-sized pieces (``optim.oracle.clipped_sum_in_chunks``).
+    is read by ``chunked_sum`` (the oracle's ``optim.oracle.clipped_sum_in_chunks``, in
+    cache-sized pieces).
     """
-    from geomstats_dp.optim.oracle import clipped_sum_in_chunks
-
     weights = weights if isinstance(weights, float) else to_backend(weights)
     sums = loss.gradient_sums(to_backend(point))
-    total = clipped_sum_in_chunks(sums, to_backend(np.asarray(block)), weights, clip_norm,
-                                  scale)
+    total = chunked_sum(sums, to_backend(np.asarray(block)), weights, clip_norm, scale)
     return to_numpy(total)
 
 
@@ -191,11 +189,16 @@ class DaskClippedSums:
         Checked rows (``check_dask_array``, ``check_values``).
     weights : array-like, shape=[n]
         Public weights; uniform ones travel to the workers as one number.
+    chunked_sum : callable
+        ``chunked_sum(sums, rows, weights, clip_norm, scale)``, the clipped sum over one
+        chunk's rows (``optim.oracle.clipped_sum_in_chunks``: the oracle passes it, so
+        that this module, below the optimisers, imports none of them).
     """
 
-    def __init__(self, loss, data, weights):
+    def __init__(self, loss, data, weights, chunked_sum):
         self.loss = loss
         self.data = data
+        self.chunked_sum = chunked_sum
         weights = as_numpy(weights)
         self.uniform = float(weights[0]) if weights.min() == weights.max() else None
         self.weights = weights
@@ -219,7 +222,8 @@ class DaskClippedSums:
         data = self.data if indices is None else self.data[indices]
         point = to_numpy(point)
         tasks = [dask.delayed(_block_clipped_sum)(
-            block, self._weights(start, stop, indices), self.loss, point, clip_norm, scale)
+            block, self._weights(start, stop, indices), self.loss, point, clip_norm, scale,
+            self.chunked_sum)
             for start, stop, block in _row_blocks(data)]
         return to_backend(np.sum(np.stack(compute(*tasks)), axis=0))
 

@@ -15,11 +15,15 @@ import math
 import sys
 
 from geomstats_dp import __version__
-
-METHODS = ("auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace")
-SPACES = ("spd", "sphere", "hyperboloid", "poincare", "euclidean", "grassmannian", "stiefel")
-SPD_METRICS = ("affine", "bures-wasserstein", "log-euclidean")
-SAMPLINGS = ("full", "without_replacement", "poisson")
+from geomstats_dp.cli_commands import (
+    METHODS,
+    SAMPLINGS,
+    SPACES,
+    SPD_METRICS,
+    account_command,
+    frechet_mean_command,
+)
+from geomstats_dp.demo import run_demo
 
 
 class _Parser(argparse.ArgumentParser):
@@ -192,17 +196,11 @@ def main(argv=None):
 
 def _run(args):
     if args.command == "demo":
-        from geomstats_dp.demo import run_demo
-
         run_demo(epsilon=args.epsilon, delta=args.delta, clip_norm=args.clip_norm,
                  method=args.method, seed=args.seed, output=args.output)
     elif args.command == "frechet-mean":
-        from geomstats_dp.cli_commands import frechet_mean_command
-
         frechet_mean_command(args)
     else:
-        from geomstats_dp.cli_commands import account_command
-
         account_command(args)
 
 

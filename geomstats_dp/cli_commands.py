@@ -5,15 +5,34 @@ file; ``cli.main`` prints it on one line and exits with status 2.
 """
 
 import numpy as np
+from geomstats.geometry.euclidean import Euclidean
+from geomstats.geometry.grassmannian import Grassmannian
+from geomstats.geometry.hyperboloid import Hyperboloid
+from geomstats.geometry.hypersphere import Hypersphere
+from geomstats.geometry.poincare_ball import PoincareBall
+from geomstats.geometry.spd_matrices import (
+    SPDBuresWassersteinMetric,
+    SPDLogEuclideanMetric,
+    SPDMatrices,
+)
+from geomstats.geometry.stiefel import Stiefel
+
+from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.learning import PrivateFrechetMean
+from geomstats_dp.privacy import (
+    GaussianEvent,
+    PrivacyBudget,
+    calibrate_gaussian,
+    compose_epsilon,
+)
+
+METHODS = ("auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace")
+SPACES = ("spd", "sphere", "hyperboloid", "poincare", "euclidean", "grassmannian", "stiefel")
+SPD_METRICS = ("affine", "bures-wasserstein", "log-euclidean")
+SAMPLINGS = ("full", "without_replacement", "poisson")
 
 
 def _spd(shape, metric):
-    from geomstats.geometry.spd_matrices import (
-        SPDBuresWassersteinMetric,
-        SPDLogEuclideanMetric,
-        SPDMatrices,
-    )
-
     _check_matrix_shape("spd", shape, square=True)
     space = SPDMatrices(shape[0])
     metric_class = {"bures-wasserstein": SPDBuresWassersteinMetric,
@@ -37,11 +56,6 @@ def _check_matrix_shape(name, shape, square=False):
 
 
 def _vector_space(name, shape):
-    from geomstats.geometry.euclidean import Euclidean
-    from geomstats.geometry.hyperboloid import Hyperboloid
-    from geomstats.geometry.hypersphere import Hypersphere
-    from geomstats.geometry.poincare_ball import PoincareBall
-
     _check_vector_shape(name, shape)
     if name in ("sphere", "hyperboloid") and shape[0] < 2:
         raise ValueError(f"--space {name} needs points of at least 2 coordinates")
@@ -67,8 +81,6 @@ def make_space(name, shape, metric=None, rank=None):
     -------
     space : Manifold
     """
-    from geomstats_dp.cli import SPACES
-
     if name not in SPACES:
         raise ValueError(f"--space must be one of {SPACES}, got {name!r}")
     if metric is not None and name != "spd":
@@ -78,15 +90,11 @@ def make_space(name, shape, metric=None, rank=None):
     if name == "spd":
         return _spd(shape, metric)
     if name == "grassmannian":
-        from geomstats.geometry.grassmannian import Grassmannian
-
         _check_matrix_shape(name, shape, square=True)
         if rank >= shape[0]:
             raise ValueError(f"--rank must be < the matrix size {shape[0]}, got {rank}")
         return Grassmannian(shape[0], rank)
     if name == "stiefel":
-        from geomstats.geometry.stiefel import Stiefel
-
         _check_matrix_shape(name, shape)
         if shape[1] > shape[0]:
             raise ValueError(f"--space stiefel needs n x k points with k <= n, got {shape}")
@@ -133,10 +141,6 @@ def _check_method_options(args):
 
 def frechet_mean_command(args):
     """Release a private Frechet mean of the points in ``args.path``."""
-    from geomstats_dp._backend import to_backend, to_numpy
-    from geomstats_dp.learning import PrivateFrechetMean
-    from geomstats_dp.privacy import PrivacyBudget
-
     _check_method_options(args)
     points = load_points(args.path)
     if points.ndim < 2:
@@ -179,8 +183,6 @@ def _mechanism_summary(estimator, method):
 
 def account_command(args):
     """Print the epsilon of a Gaussian schedule, or calibrate its noise multiplier."""
-    from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, compose_epsilon
-
     sampling = args.sampling or ("full" if args.sampling_rate == 1.0 else "without_replacement")
     adjacency = "add_remove" if sampling == "poisson" else "replace_one"
     if args.epsilon is not None:

@@ -17,43 +17,33 @@ adjacency keeps them). The rule, for the squared distance loss (a federated Frec
   Gaussian DP), and at least 1. r is geomstats' ``metric.injectivity_radius`` (pi on the
   unit sphere, infinite on SPD matrices with the affine-invariant metric and on hyperbolic
   spaces; infinite where geomstats does not implement it); without a given C (inferred
-  from the data, not private) the bound is C alone. On the sphere (6 agents of 150-250
-  records, C = pi, epsilon 0.3), agents' noise of norm 2.1 and 3.0 rad (beyond r / 2)
-  made 10 and 20 averaged rounds worse than one round (0.30 and 0.72 against 0.22);
+  from the data, not private) the bound is C alone. Agents' noise beyond r / 2 makes
+  averaged rounds worse than one round (docs/federated.md, "Defaults");
 - ``MAX_ROUNDS = 10``: more rounds do not lower the noise of the average (see below)
   and make each round's point noisier (z_T grows like sqrt(T)), so the replies are read
-  further from the data. Measured (the EMG covariances of
-  benchmarks/federated_baselines.py, 16 agents, epsilon 1, 5 seeds): distance to the
-  global mean 0.48 for one round, 0.43 / 0.42 / 0.44 / 0.46 / 0.46 for 4 / 8 / 10 / 14 /
-  20 averaged rounds;
+  further from the data; past about ten rounds the average gained nothing on the
+  federations of docs/federated.md ("Defaults", with the measured errors);
 - ``output="average"``: the Karcher mean of the round points from the first round whose
   move is within what the noise explains (post-processing of the released points,
-  ``estimator.RunSpec.release``). Each round's point is the tangent mean at the previous
+  ``run.RunSpec.final_point``). Each round's point is the tangent mean at the previous
   one plus fresh noise of multiplier sqrt(T) z_1, so the average of m of them has the
   noise of one one-shot release times sqrt(T / m) (in a flat space, exactly), while the
   bias of the tangent mean at a far start point is left out with the rounds that still
   moved: with T = 1 the run is one-shot private averaging itself;
 - ``output="shrunk"`` instead, when T = 1 and the injectivity radius at the start is
   infinite (SPD matrices with the affine-invariant metric, hyperbolic and Euclidean
-  spaces; as above, also where geomstats does not implement it): the one round's step from the start, Log_x0(x_1) = m + e with public noise
-  norm nu (``RunSpec.round_noise``), shrunk by max(0, 1 - nu^2 / |Log_x0(x_1)|^2)
+  spaces; as above, also where geomstats does not implement it): the one round's step
+  from the start, Log_x0(x_1) = m + e with public noise norm nu
+  (``RunSpec.round_noise``), shrunk by max(0, 1 - nu^2 / |Log_x0(x_1)|^2)
   (``aggregation.shrink_step``; post-processing). T = 1 is chosen where the noise
   dominates the agents' clipped means, so the step is mostly noise; the factor reads the
-  signal's size from the release itself, because a public factor cannot: on two
-  federations of benchmarks/federated_baselines.py at epsilon 0.1 (one round, each agent's
-  noise norm about 0.9 C on both) the start is 0.22 from the global mean of the small
-  synthetic SPD(2) agents and about pi/2 from that of the optdigits directions.
-  Distance to the global mean at epsilon 0.1, 20 seeds, for synthetic SPD(2) n_i ~ 120 /
-  EMG SPD(8) / optdigits S^63: unshrunk 0.86 / 3.55 / 0.37; this factor 0.40 / 3.07 /
-  0.45; James-Stein's 1 - (d - 2) nu^2 / (d |v|^2) 0.60 / 3.04 / 0.45; the public
-  factors C / sqrt(C^2 + d sigma_i^2) of DP-RGD's noise-aware step 0.63 / 3.01 / 0.61
-  and C^2 / (C^2 + d sigma_i^2) (minimax linear for an agent's mean of norm <= C)
-  0.47 / 3.62 / 0.83, each applied per agent. On the sphere any shrinkage towards the
-  start adds to the tangent mean's own shortfall (positive curvature: the noiseless
-  one-shot average stops 0.27 short there), so a finite injectivity radius keeps
-  ``"average"``. With more rounds ``"average"`` removes the noise already: shrinking
-  every round's step by this factor raised the error from 0.44 to 0.50 (EMG, epsilon 1)
-  and from 0.063 to 0.079 (optdigits, epsilon 1), 5 seeds.
+  signal's size from the release itself, because a public factor cannot (the start may
+  be near the agents' mean or far from it at the same noise). On the sphere any
+  shrinkage towards the start adds to the tangent mean's own shortfall (positive
+  curvature), so a finite injectivity radius keeps ``"average"``; with more rounds
+  ``"average"`` removes the noise already, and shrinking every round's step too made it
+  worse. The factors compared (James-Stein's, the public ones of DP-RGD's noise-aware
+  step) and their measured errors are in docs/benchmarks/baselines.md ("PriRFed").
 
 For any other loss: one round (``n_rounds=1``) of every agent's full local DP-RGD solve
 (``local_method="rgd"``, ``local_steps`` the ``PrivateERM`` default for the smallest agent),
@@ -66,11 +56,11 @@ local steps of a gradient method are its ``PrivateERM`` default divided among th
 import math
 from dataclasses import dataclass
 
-from geomstats_dp.learning import _defaults
+from geomstats_dp.learning import default_batch_size, default_n_iter
 from geomstats_dp.privacy import calibrate_gaussian
 
 AUTO = "auto"
-MAX_ROUNDS = 10  # measured: see the module docstring
+MAX_ROUNDS = 10  # the rule above; measured in docs/federated.md, "Defaults"
 
 
 @dataclass(frozen=True)
@@ -147,8 +137,8 @@ def resolve_settings(params, sizes, dim, squared_distance, injectivity_radius=ma
     def local_steps():
         if method == "tangent_mean":
             return 1
-        batch_size = params["batch_size"] or _defaults.default_batch_size(min_size)
-        total = _defaults.default_n_iter(method, min_size, dim, epsilon, delta, batch_size)
+        batch_size = params["batch_size"] or default_batch_size(min_size)
+        total = default_n_iter(method, min_size, dim, epsilon, delta, batch_size)
         return max(1, math.ceil(total / n_rounds))
 
     def output():

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from geomstats_dp.federated import flower_runtime
+from geomstats_dp.federated.flower_payload import ShippedRun
 from geomstats_dp.federated.local import inject_fault
 
 ARRAYS, CONFIG = "arrays", "config"
@@ -40,7 +41,7 @@ def _wait_for_nodes(grid, n_nodes, limit):
 def _flwr():
     os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")
     try:
-        import flwr.app as app
+        from flwr import app
         from flwr.clientapp import ClientApp
         from flwr.serverapp import ServerApp
     except ImportError as error:  # pragma: no cover - depends on the environment
@@ -94,14 +95,14 @@ class ManifoldStrategy:
         return point, failed
 
 
-def make_client_app(run, fail=None):
+def make_client_app(get_run, fail=None):
     """The ClientApp: agent = the node's ``partition-id``; trains with ``local_train``.
 
-    ``run`` is a RunSpec, or a callable ``run(context) -> RunSpec`` (deployment: built from
-    the run and node configuration). ``fail`` (tests) maps (round, agent) to a fault
+    ``get_run(context) -> (RunSpec, datasets)`` gives the run and the records this node
+    holds (agent index -> records; deployment: built from the run and node
+    configuration). ``fail`` (tests) maps (round, agent) to a fault
     (``federated.local.inject_fault``: raise, or answer late).
     """
-    get_run = run if callable(run) else (lambda context: run)
     app, ClientApp, _ = _flwr()
     client = ClientApp()
 
@@ -117,7 +118,8 @@ def make_client_app(run, fail=None):
         round_index = int(msg.content[CONFIG]["round"])
         inject_fault((fail or {}).get((round_index, agent)))
         start = msg.content[ARRAYS].to_numpy_ndarrays()[0]
-        reply = get_run(context).train(round_index, agent, start)
+        run, datasets = get_run(context)
+        reply = run.train(round_index, agent, start, datasets[agent])
         content = app.RecordDict({
             ARRAYS: app.ArrayRecord([np.asarray(reply)]),
             CONFIG: app.ConfigRecord({"agent": agent}),
@@ -176,16 +178,14 @@ def make_server_app(run, history, on_end=None, poll_s=None):
     return server
 
 
-def run_flower(run, fail=None, poll_s=flower_runtime.POLL_S):
+def run_flower(run, datasets, fail=None, poll_s=flower_runtime.POLL_S):
     """Run PriRFed in Flower's simulation engine (Ray, two workers); returns the history.
 
-    The run is shipped to the workers by value (``flower_payload.ShippedRun``); Flower
-    and Ray are silent unless ``run.verbose``; the runtime polls every ``poll_s`` seconds
-    (0.1 is Flower's own polling).
+    The run and the agents' records are shipped to the workers by value
+    (``flower_payload.ShippedRun``); Flower and Ray are silent unless ``run.verbose``;
+    the runtime polls every ``poll_s`` seconds (0.1 is Flower's own polling).
     """
-    from geomstats_dp.federated.flower_payload import ShippedRun
-
-    shipped = ShippedRun(run)
+    shipped = ShippedRun((run, datasets))
     history = []
     with flower_runtime.quiet(run.verbose):  # flwr's imports log too
         _flwr()

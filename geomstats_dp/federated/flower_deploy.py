@@ -55,7 +55,7 @@ def _client_run(items, agent, data_path):
     estimator = estimator_from_config(config)
     loss = estimator._make_loss()
     data = loss.check_data(to_backend(np.load(data_path)))
-    return estimator.run_spec(sizes_from_config(config), {agent: data})
+    return estimator.run_spec(sizes_from_config(config)), {agent: data}
 
 
 def _get_client_run(context):
@@ -66,11 +66,11 @@ def _get_client_run(context):
 
 def _get_server_run(context):
     config = context.run_config
-    return estimator_from_config(config).run_spec(sizes_from_config(config), None)
+    return estimator_from_config(config).run_spec(sizes_from_config(config))
 
 
 def _write_release(run, history, context):
-    point = run.release(history, str(context.run_config["output"]))
+    point = run.final_point(history)
     np.save(str(context.run_config["out"]), np.asarray(point))
 
 

@@ -9,8 +9,10 @@ numpy ones they claim to be, so plain cloudpickle fails on any loss that uses ``
 ``geomstats.backend`` with the same ``GEOMSTATS_BACKEND``) and everything else as
 cloudpickle does: by value for ``__main__``, lambdas and closures, by reference for
 importable modules. The run is pickled once; each worker process unpickles it once.
+Ray (extra ``flower``) is imported when a run is shipped, so this module imports without it.
 """
 
+import functools
 import importlib
 import io
 import pickle
@@ -18,7 +20,6 @@ import types
 import uuid
 
 import geomstats.backend as gs
-from ray import cloudpickle
 
 BACKEND_MODULE = "geomstats.backend"
 _LOADED = {}
@@ -28,21 +29,27 @@ def _backend_function(name):
     return getattr(importlib.import_module(BACKEND_MODULE), name)
 
 
-class RunPickler(cloudpickle.Pickler):
-    """cloudpickle, with ``geomstats.backend`` and its functions by reference."""
+@functools.cache
+def run_pickler():
+    """``RunPickler``: cloudpickle, with ``geomstats.backend`` and its functions by
+    reference (the class is made on first use: Ray is an optional dependency)."""
+    from ray import cloudpickle
 
-    def reducer_override(self, obj):
-        if obj is gs:
-            return importlib.import_module, (BACKEND_MODULE,)
-        if isinstance(obj, types.FunctionType) and getattr(gs, obj.__name__, None) is obj:
-            return _backend_function, (obj.__name__,)
-        return super().reducer_override(obj)
+    class RunPickler(cloudpickle.Pickler):
+        def reducer_override(self, obj):
+            if obj is gs:
+                return importlib.import_module, (BACKEND_MODULE,)
+            if isinstance(obj, types.FunctionType) and getattr(gs, obj.__name__, None) is obj:
+                return _backend_function, (obj.__name__,)
+            return super().reducer_override(obj)
+
+    return RunPickler
 
 
 def dumps(obj):
-    """Bytes of ``obj`` by ``RunPickler``."""
+    """Bytes of ``obj`` by ``run_pickler()``."""
     buffer = io.BytesIO()
-    RunPickler(buffer, protocol=pickle.DEFAULT_PROTOCOL).dump(obj)
+    run_pickler()(buffer, protocol=pickle.DEFAULT_PROTOCOL).dump(obj)
     return buffer.getvalue()
 
 
@@ -51,7 +58,8 @@ class ShippedRun:
 
     Parameters
     ----------
-    run : RunSpec
+    run : object
+        What the workers need (PriRFed's simulation: the RunSpec and the agents' records).
     """
 
     def __init__(self, run):

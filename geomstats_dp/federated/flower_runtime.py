@@ -51,7 +51,9 @@ def quiet(verbose):
     Parameters
     ----------
     verbose : bool
-        True leaves logging and warnings as they are (``PYTHONPATH`` is restored anyway).
+        True lets Flower and Ray log (also inside ``quiet_numerics``, which disables log
+        records below ERROR while a release runs) and leaves warnings as they are
+        (``PYTHONPATH`` is restored anyway).
     """
     pythonpath = os.environ.get("PYTHONPATH")
     disabled = logging.root.manager.disable
@@ -61,6 +63,8 @@ def quiet(verbose):
                 warnings.filterwarnings("ignore", module=QUIET_WARNINGS)
                 warnings.simplefilter("ignore", ResourceWarning)  # Ray's subprocesses
                 logging.disable(logging.CRITICAL)
+            else:
+                logging.disable(logging.NOTSET)
             yield
     finally:
         logging.disable(disabled)

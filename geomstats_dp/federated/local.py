@@ -1,7 +1,7 @@
 """One agent's private local training: the SAME function for every engine.
 
 The agent runs ``geomstats_dp.optim.minimize`` (the library's one optimisation loop) with a
-strategy calibrated by ``learning._gradient_plan.plan_gradient_release`` from the broadcast
+strategy calibrated by ``learning.plan_gradient_release`` from the broadcast
 point, with a numpy Generator derived from the run's root seed by (round, agent), so that
 the reply does not depend on where the agent executes.
 """

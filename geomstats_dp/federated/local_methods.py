@@ -17,13 +17,17 @@ within the agent (its size n_i is public).
   planned and run by the same code: one Gaussian release of sensitivity 2C/n_i per step.
 """
 
-from geomstats_dp.learning import _defaults
-from geomstats_dp.learning._gradient_plan import plan_gradient_release
+from geomstats_dp.learning import (
+    SVRG_SINGLE_CLIP_RATIO,
+    default_inner_steps,
+    default_step_size,
+    plan_gradient_release,
+)
 from geomstats_dp.optim import ConstantStep, SquaredDistanceLoss
 
 
 class GradientDescent:
-    """DP-RGD, DP-RSGD or DP-RSVRG local steps (``learning._gradient_plan``).
+    """DP-RGD, DP-RSGD or DP-RSVRG local steps (``learning.plan_gradient_release``).
 
     Parameters
     ----------
@@ -54,19 +58,19 @@ class GradientDescent:
         dim : int
             The manifold's dimension (noise-aware default step).
         step_size : float or callable, optional
-            The user's; default ``learning._defaults.default_step_size``.
+            The user's; default ``learning.default_step_size``.
 
         Returns
         -------
         plan : GradientPlan
         step_size : float or callable
         """
-        inner_steps = _defaults.default_inner_steps(size)
+        inner_steps = default_inner_steps(size)
         plan = plan_gradient_release(
             self.method, epsilon, delta, size, n_steps, clip_norm, batch_size, inner_steps,
-            _defaults.SVRG_SINGLE_CLIP_RATIO * clip_norm, label="PriRFed agent",
+            SVRG_SINGLE_CLIP_RATIO * clip_norm, label="PriRFed agent",
         )
-        return plan, step_size or _defaults.default_step_size(
+        return plan, step_size or default_step_size(
             self.method, inner_steps, clip_norm, plan.strategy.noise_stds, dim)
 
 

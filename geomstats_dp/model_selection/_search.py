@@ -8,43 +8,33 @@ fits the search's share, and the refit's epsilon -> budget.check -> every record
 as the estimator's fit checks it (an invalid one is refused wherever the split puts it;
 before the planning for an estimator whose planning reads data) -> K drawn from its law
 and never published -> k_max runs (``max_runs``, public), the best of the first min(K,
-k_max) kept -> spend the SelectionEvent -> refit (its own events).
+k_max) kept (``best_of_runs.BestOfRuns`` through ``run_release``: the SelectionEvent
+reserved, then spent) -> refit (its own events).
 """
 
 import contextlib
 import math
-import sys
 import warnings
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import MetaEstimatorMixin, clone
+from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from geomstats_dp._backend import get_rng
-from geomstats_dp._validation import (
-    check_positive_finite,
-    check_positive_int,
-    check_probability,
-)
-from geomstats_dp.learning._base import PrivateEstimator
+from geomstats_dp.learning import PrivateEstimator
+from geomstats_dp.learning.mechanisms.base import run_release
+from geomstats_dp.model_selection import best_of_runs
 from geomstats_dp.model_selection.calibration import largest_epsilon
 from geomstats_dp.model_selection.planning import planned_events
-from geomstats_dp.model_selection.scores import score_mechanism
+from geomstats_dp.model_selection.scores import SCORE_METHODS, score_mechanism
 from geomstats_dp.model_selection.splits import split_class
-from geomstats_dp.privacy import (
-    ApproxDPEvent,
-    PrivacyBudget,
-    PrivacyLeakWarning,
-    SelectionEvent,
-    compose,
-)
-from geomstats_dp.privacy.renyi import ledger_rdp
-from geomstats_dp.privacy.selection import max_runs, sample_runs
-from geomstats_dp.privacy.stages import stage_group
+from geomstats_dp.privacy import ApproxDPEvent, PrivacyBudget, SelectionEvent, compose
+from geomstats_dp.privacy.selection import max_runs
 
 RUN_LAWS = {"logarithmic": 0.0, "geometric": 1.0, "poisson": math.inf}
-# the stages' groups (``privacy.stages.stage_group``): "search run <k> training", ...
-RUN_GROUP, TRAINING, VALIDATION = "search run", "training", "validation"
 # default E[K]: a given candidate is never tried with probability e^-2 under the Poisson law
 RUNS_PER_CANDIDATE = 2
 # the most candidates a search takes: each is planned at every step of the calibration
@@ -70,6 +60,23 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
     """
 
     _FITTED = SEARCH_FITTED
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [HasMethods(["fit", "get_params"])],
+        "epsilon": [Interval(Real, 0, math.inf, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "loss_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
+        "runs": [StrOptions(set(RUN_LAWS)), Interval(Real, 0, None, closed="left"),
+                 Options(Real, {math.inf})],  # a shape; inf is the Poisson law
+        "mean_runs": [Interval(Real, 1, math.inf, closed="left"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "refit": ["boolean"],
+        "refit_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "score_method": [StrOptions(set(SCORE_METHODS))],
+        "max_runs": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"), None],
+        "budget": [PrivacyBudget, None],
+        "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator,
+                         None],
+    }
 
     def __init__(self, estimator, *, epsilon=1.0, delta=1e-5, loss_bound=None,
                  runs="poisson", mean_runs=None, validation_fraction=0.25, refit=True,
@@ -93,24 +100,13 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
     # -- public checks ------------------------------------------------------------------
 
     def _check_params(self):
-        """Validate the public settings; return the law's shape."""
-        check_positive_finite(self.epsilon, "epsilon")
-        check_probability(self.delta, "delta")
+        """The rules that join parameters (each parameter alone is checked by
+        ``_parameter_constraints``); return the law's shape."""
         if self.loss_bound is None:
             raise ValueError(
                 "loss_bound must be a public bound B on the per-record validation loss "
                 "(the private score clips to [0, B]); it is never inferred from the data"
             )
-        check_positive_finite(self.loss_bound, "loss_bound")
-        check_probability(self.validation_fraction, "validation_fraction")
-        check_probability(self.refit_fraction, "refit_fraction")
-        if not isinstance(self.refit, bool):
-            raise TypeError(f"refit must be True or False, got {self.refit!r}")
-        score_mechanism(self.score_method)
-        if self.mean_runs is not None:
-            check_positive_finite(self.mean_runs, "mean_runs")
-            if self.mean_runs < 1:
-                raise ValueError(f"mean_runs must be >= 1, got {self.mean_runs}")
         params = self.estimator.get_params(deep=False)
         for name in ("epsilon", "delta", "budget", "random_state"):
             if name not in params:
@@ -118,15 +114,9 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                     f"estimator must be an estimator of geomstats_dp with a {name!r} "
                     f"parameter, got {type(self.estimator).__name__}"
                 )
-        if isinstance(self.runs, str) and self.runs in RUN_LAWS:
+        if isinstance(self.runs, str):
             return RUN_LAWS[self.runs]
-        if (isinstance(self.runs, (int, float)) and not isinstance(self.runs, bool)
-                and self.runs >= 0):
-            return float(self.runs)
-        raise ValueError(
-            f"runs must be one of {tuple(RUN_LAWS)} or a shape >= 0 of the truncated "
-            f"negative binomial law, got {self.runs!r}"
-        )
+        return float(self.runs)
 
     def _public_runs(self, mean, shape):
         """k_max, the public number of runs of every search (None: K runs, module notes
@@ -136,7 +126,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         if isinstance(self.max_runs, str) and self.max_runs == "auto":
             tail = self.delta / (TRUNCATION_SHARE * (1 + math.exp(min(self.epsilon, 700.0))))
             return max_runs(mean, shape, tail)
-        runs = check_positive_int(self.max_runs, "max_runs")
+        runs = int(self.max_runs)
         if runs < mean:
             raise ValueError(
                 f"max_runs must be None, 'auto' or an integer >= the mean number of runs "
@@ -181,6 +171,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         -------
         self
         """
+        self._validate_params()
         budget = self._start_fit(self.epsilon, self.delta)
         shape = self._check_params()
         rng = get_rng(self.random_state, secure=self._secure)
@@ -197,12 +188,13 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                 candidates, splits, mechanism, law)
             refit_epsilon, refit_delta, refit_events = self._calibrate_refit(
                 candidates, splits, selection)
-        budget.check(selection, *refit_events)
+        budget.check(selection, *refit_events)  # the refit's room too, before any value
         self._check_data(X, y)
-        best = self._select(candidates, splits, mechanism, (selection, charged),
-                            run_epsilon, rng)
-        budget.spend(selection)
-        self._set_fitted(candidates, best, selection, run_epsilon, budget)
+        runs = best_of_runs.BestOfRuns(self.estimator, tuple(candidates), run_epsilon,
+                                       self.delta, self.loss_bound, selection,
+                                       tuple(charged), mechanism, self._secure)
+        best = run_release(runs, budget, splits, None, random_state=rng)
+        self._set_fitted(candidates, best, run_epsilon, budget)
         self.refit_epsilon_ = refit_epsilon
         if self.refit:
             self.best_estimator_ = self._refit(candidates[self.best_index_], splits,
@@ -227,12 +219,9 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
     def _candidate(self, params, epsilon, budget, random_state, delta=None):
         """A fresh estimator with the candidate's settings, fitted at ``epsilon`` and
         ``delta`` (default the search's)."""
-        estimator = clone(self.estimator).set_params(
-            **params, budget=budget, random_state=None if self._secure else random_state)
-        if epsilon is not None:
-            estimator.set_params(epsilon=epsilon,
-                                 delta=self.delta if delta is None else delta)
-        return estimator
+        return best_of_runs.candidate(self.estimator, params, epsilon,
+                                      self.delta if delta is None else delta, budget,
+                                      random_state, self._secure)
 
     def _selection(self, candidates, splits, mechanism, law, epsilon):
         """(SelectionEvent, each candidate's charged events) of runs at ``epsilon``; ``law``
@@ -298,47 +287,10 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
                         key=lambda events: compose((selection, *events), self.delta).epsilon)
         return epsilon, delta, costliest
 
-    def _select(self, candidates, splits, mechanism, planned, epsilon, rng):
-        """Run k_max times (K without ``max_runs``); return (candidate index, fitted
-        estimator, score) of the best of the first min(K, k_max) runs.
-
-        ``planned`` is (the SelectionEvent, each candidate's charged events). Every run
-        draws, fits and scores alike, so the time of the search depends on k_max only.
-
-        A run whose iterate fails numerically (LinAlgError, a function of its noisy
-        iterates) scores -inf. (0, None, nan) when no run succeeds (K = 0 under the Poisson
-        law): the first candidate, a public fallback.
-        """
-        selection, charged = planned
-        best = (0, None, -math.inf)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            hidden = sample_runs(selection.mean, selection.shape, rng)
-            for run in range(hidden if selection.max_runs is None else selection.max_runs):
-                index = int(rng.integers(len(candidates)))
-                ledger = PrivacyBudget(sys.float_info.max, self.delta)
-                estimator = self._candidate(candidates[index], epsilon, ledger,
-                                            int(rng.integers(2**31 - 1)))
-                try:
-                    with stage_group(f"{RUN_GROUP} {run} {TRAINING}"):
-                        losses = splits.run(estimator)
-                except np.linalg.LinAlgError:  # the run's iterate failed: the worst score
-                    continue
-                if not _same_cost(ledger.events, charged[index]):
-                    raise RuntimeError(
-                        f"candidate {index} charged other events than it planned; its "
-                        "estimator does not check its whole release before reading data"
-                    )
-                with stage_group(f"{RUN_GROUP} {run} {VALIDATION}"):
-                    score = -splits.noisy_loss(losses, self.loss_bound, mechanism,
-                                               selection.score[0], rng)
-                if run < hidden and score > best[2]:
-                    best = (index, estimator, score)
-        _reemit_leaks(caught)
-        return best if best[1] is not None else (0, None, math.nan)
-
-    def _set_fitted(self, candidates, best, selection, run_epsilon, budget):
-        index, estimator, score = best
+    def _set_fitted(self, candidates, best, run_epsilon, budget):
+        """The fitted attributes from ``best``, the search's release (``BestOfRuns``)."""
+        index, estimator, score = (best["best_index_"], best["best_estimator_"],
+                                   best["best_score_"])
         if estimator is not None:  # the user's settings; its release is in the selection
             estimator.set_params(random_state=self.estimator.random_state,
                                  budget=self.estimator.budget)
@@ -356,7 +308,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         }
         self.run_epsilon_ = run_epsilon
         self.n_candidates_ = len(candidates)
-        self.events_ = (selection,)
+        self.events_ = best["events_"]
         self.budget_ = budget
 
     def _refit(self, params, splits, guarantee, budget, seed):
@@ -395,28 +347,3 @@ def _public_warnings():
         if key not in seen:
             seen.add(key)
             warnings.warn(message.message, message.category, stacklevel=4)
-
-
-def _same_cost(charged, planned):
-    """Whether two ledgers charge the same: the same (epsilon, delta) events, and the same
-    RDP curve of the others (labels and stated scales aside)."""
-    def split(events):
-        approx = sorted((e.epsilon, e.delta) for e in events if isinstance(e, ApproxDPEvent))
-        return (np.reshape(approx, (-1, 2)),
-                ledger_rdp([e for e in events if not isinstance(e, ApproxDPEvent)]))
-
-    (charged_approx, charged_rdp), (planned_approx, planned_rdp) = split(charged), split(planned)
-    return (charged_approx.shape == planned_approx.shape
-            and np.allclose(charged_approx, planned_approx, rtol=1e-9, atol=0.0)
-            and np.allclose(charged_rdp, planned_rdp, rtol=1e-9, atol=0.0))
-
-
-def _reemit_leaks(caught):
-    """Show each distinct PrivacyLeakWarning of the runs once; others stay hidden.
-
-    How many warnings the runs emitted would reveal K, so only a leak (which voids the
-    guarantee anyway) is reported, once per message.
-    """
-    messages = {str(m.message) for m in caught if issubclass(m.category, PrivacyLeakWarning)}
-    for message in sorted(messages):
-        warnings.warn(message, PrivacyLeakWarning, stacklevel=4)

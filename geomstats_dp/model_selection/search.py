@@ -24,9 +24,12 @@ with the agent's own noise, summed by the server, under PriRFed's record-level
 replace-one adjacency within an agent (``geomstats_dp.federated.search_split``).
 """
 
-from sklearn.model_selection import ParameterGrid, ParameterSampler
+from numbers import Integral
+from typing import ClassVar
 
-from geomstats_dp._validation import check_positive_int
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.utils._param_validation import Interval
+
 from geomstats_dp.model_selection._search import MAX_CANDIDATES, BasePrivateSearchCV
 
 
@@ -119,6 +122,9 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
     n_candidates_ : int
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        **BasePrivateSearchCV._parameter_constraints, "param_grid": [dict, list]}
+
     def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=1e-5, loss_bound=None,
                  runs="poisson", mean_runs=None, validation_fraction=0.25, refit=True,
                  refit_fraction=0.5, score_method="laplace", max_runs="auto", budget=None,
@@ -150,13 +156,24 @@ class PrivateRandomizedSearchCV(BasePrivateSearchCV):
     Parameters
     ----------
     estimator : estimator of geomstats_dp
+        As in ``PrivateGridSearchCV``.
     param_distributions : dict or list of dict
         As scikit-learn's ``ParameterSampler``: lists or scipy.stats distributions.
     n_iter : int
         Number of candidates drawn, from 1 to ``MAX_CANDIDATES`` (1000).
-    epsilon, delta, loss_bound, runs, mean_runs, validation_fraction, refit,
-    refit_fraction, score_method, max_runs, budget, random_state
-        As in ``PrivateGridSearchCV``.
+    epsilon : float
+        As in ``PrivateGridSearchCV``, and so are the next parameters.
+    delta : float
+    loss_bound : float
+    runs : {"poisson", "logarithmic", "geometric"} or float
+    mean_runs : float, optional
+    validation_fraction : float
+    refit : bool
+    refit_fraction : float
+    score_method : {"laplace", "gaussian"}
+    max_runs : "auto", int or None
+    budget : PrivacyBudget, optional
+    random_state : None, int or numpy.random.Generator
 
     Attributes
     ----------
@@ -164,6 +181,10 @@ class PrivateRandomizedSearchCV(BasePrivateSearchCV):
     refit_epsilon_, events_, budget_, n_candidates_
         As in ``PrivateGridSearchCV``.
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BasePrivateSearchCV._parameter_constraints, "param_distributions": [dict, list],
+        "n_iter": [Interval(Integral, 1, MAX_CANDIDATES, closed="both")]}
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, epsilon=1.0,
                  delta=1e-5, loss_bound=None, runs="poisson", mean_runs=None,
@@ -179,12 +200,6 @@ class PrivateRandomizedSearchCV(BasePrivateSearchCV):
         self.n_iter = n_iter
 
     def _candidates(self, rng):
-        n_iter = check_positive_int(self.n_iter, "n_iter")
-        if n_iter > MAX_CANDIDATES:
-            raise ValueError(
-                f"n_iter must be at most {MAX_CANDIDATES} (each candidate is planned and "
-                f"tried), got {n_iter}"
-            )
         seed = int(rng.integers(2**31 - 1))
         return list(ParameterSampler(self.param_distributions, self.n_iter,
                                      random_state=seed))

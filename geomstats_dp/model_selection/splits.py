@@ -29,7 +29,7 @@ split class in its class attribute ``_search_split``: ``PriRFed``'s is
 
 import numpy as np
 
-from geomstats_dp.learning._data import check_array, check_record_shape
+from geomstats_dp.learning import check_array, check_record_shape
 from geomstats_dp.model_selection.clipping import clipped_losses
 from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.validation_losses import record_losses

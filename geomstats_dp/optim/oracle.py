@@ -88,7 +88,8 @@ class GradientOracle:
         self.n_gradient_evaluations = 0
         self.n_noise_draws = 0
         self._noise_draws = {}  # sigma -> draw(base_point)
-        self._dask_sums = DaskClippedSums(loss, data, weights) if is_dask_array(data) else None
+        self._dask_sums = (DaskClippedSums(loss, data, weights, clipped_sum_in_chunks)
+                           if is_dask_array(data) else None)
         self._record_bases = record_bases_for(loss, data)
 
     def clipped_sum(self, point, clip_norm, indices=None, scale=1.0):

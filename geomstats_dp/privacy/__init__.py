@@ -17,11 +17,12 @@ from geomstats_dp.privacy.audit import (
     distance_statistic,
     log_coordinate_statistic,
 )
-from geomstats_dp.privacy.budget import PrivacyBudget, current_budget, resolve_budget
+from geomstats_dp.privacy.budget import PrivacyBudget, current_budget
 from geomstats_dp.privacy.calibration import calibrate_gaussian, share_noise_multipliers
 from geomstats_dp.privacy.default_ledger import (
     UnboundedLedger,
     get_default_budget,
+    resolve_budget,
     set_default_budget,
 )
 from geomstats_dp.privacy.events import (
@@ -75,8 +76,6 @@ __all__ = [
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu",
-    "share_epsilon",
-    "share_noise_multipliers",
     "get_default_budget",
     "log_coordinate_statistic",
     "optimal_composition_epsilon",
@@ -86,6 +85,8 @@ __all__ = [
     "prirfed_theorem_4_2",
     "resolve_budget",
     "set_default_budget",
+    "share_epsilon",
+    "share_noise_multipliers",
     "svrg_epsilon",
     "svrg_events",
 ]

@@ -44,6 +44,7 @@ from geomstats_dp.privacy.events import (
     ledger_adjacency,
 )
 from geomstats_dp.privacy.gaussian_dp import gdp_epsilon
+from geomstats_dp.privacy.pld import pld_epsilon
 from geomstats_dp.privacy.renyi import ledger_epsilon
 from geomstats_dp.privacy.selection import selection_truncation
 
@@ -107,8 +108,6 @@ def compose(events, delta, method="auto"):
             "use method='auto' or 'rdp'"
         )
     if method == "pld":
-        from geomstats_dp.privacy.pld import pld_epsilon
-
         return Guarantee(pld_epsilon(events, delta), delta, "pld")
     gaussians = tuple(event for event in events if isinstance(event, GaussianEvent))
     pure_total = math.fsum(event.epsilon for event in events if isinstance(event, PureEvent))

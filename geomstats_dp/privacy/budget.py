@@ -42,37 +42,6 @@ def current_budget():
     return active_budgets.context_budget()
 
 
-def resolve_budget(budget, epsilon, delta):
-    """The budget an estimator should charge.
-
-    Parameters
-    ----------
-    budget : PrivacyBudget or None
-        An explicit budget (shared with other estimators) wins.
-    epsilon, delta : float
-        Used to create a fresh budget when ``budget`` is None and no budget is active.
-
-    Returns
-    -------
-    budget : PrivacyBudget
-        ``budget``, else ``current_budget()`` (a block open in this thread; blocks open
-        in other threads are not looked at), else a fresh ``PrivacyBudget(epsilon,
-        delta)`` for this fit alone that also records its releases in the process-wide
-        default ledger (``get_default_budget()``): checking it checks both the fit's own
-        (epsilon, delta) and the default ledger; spending it charges both.
-    """
-    if budget is not None:
-        if not isinstance(budget, PrivacyBudget):
-            raise TypeError(f"budget must be a PrivacyBudget, got {type(budget).__name__}")
-        return budget
-    active = active_budgets.context_budget()
-    if active is not None:
-        return active
-    from geomstats_dp.privacy.default_ledger import fit_budget
-
-    return fit_budget(epsilon, delta)
-
-
 class PrivacyBudget:
     """What may be spent in total, and the ledger of what has been spent.
 

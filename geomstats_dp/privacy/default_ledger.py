@@ -18,6 +18,7 @@ import math
 import multiprocessing
 import threading
 
+from geomstats_dp.privacy import active_budgets
 from geomstats_dp.privacy._exceptions import DetachedBudgetError
 from geomstats_dp.privacy.budget import PrivacyBudget
 
@@ -155,3 +156,31 @@ def fit_budget(epsilon, delta):
         )
     return _FitBudget(epsilon, delta, get_default_budget())
 
+
+def resolve_budget(budget, epsilon, delta):
+    """The budget an estimator should charge.
+
+    Parameters
+    ----------
+    budget : PrivacyBudget or None
+        An explicit budget (shared with other estimators) wins.
+    epsilon, delta : float
+        Used to create a fresh budget when ``budget`` is None and no budget is active.
+
+    Returns
+    -------
+    budget : PrivacyBudget
+        ``budget``, else ``current_budget()`` (a block open in this thread; blocks open
+        in other threads are not looked at), else a fresh ``PrivacyBudget(epsilon,
+        delta)`` for this fit alone that also records its releases in the process-wide
+        default ledger (``get_default_budget()``): checking it checks both the fit's own
+        (epsilon, delta) and the default ledger; spending it charges both.
+    """
+    if budget is not None:
+        if not isinstance(budget, PrivacyBudget):
+            raise TypeError(f"budget must be a PrivacyBudget, got {type(budget).__name__}")
+        return budget
+    active = active_budgets.context_budget()
+    if active is not None:
+        return active
+    return fit_budget(epsilon, delta)

@@ -20,17 +20,10 @@ import warnings
 import numpy as np
 
 from geomstats_dp.privacy.events import GaussianEvent, SelectionEvent
+from geomstats_dp.privacy.orders import COARSE_ORDERS, ORDERS
+from geomstats_dp.privacy.selection import selection_rdp
 from geomstats_dp.privacy.subsampled_rdp import poisson_rdp, without_replacement_rdp
 
-ORDERS = np.concatenate(
-    [
-        np.arange(2.0, 65.0),
-        [72.0, 80.0, 90.0, 100.0, 112.0, 128.0, 144.0, 160.0, 180.0, 200.0, 224.0, 256.0],
-        [288.0, 320.0, 360.0, 400.0, 448.0, 512.0, 640.0, 768.0, 896.0, 1024.0],
-    ]
-)
-ORDERS.setflags(write=False)
-COARSE_ORDERS = (2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64, 90, 128, 180, 256, 360, 512, 768, 1024)
 _COARSE = np.searchsorted(ORDERS, COARSE_ORDERS)
 _ALL = np.arange(len(ORDERS))
 
@@ -110,12 +103,9 @@ def event_rdp(event, indices=_ALL):
 
     A pure epsilon-DP event enters through the RDP of randomized response (Bun & Steinke
     2016, Lemma 4, via autodp's PureDP_Mechanism); a SelectionEvent through
-    ``selection.selection_event_rdp`` (Papernot & Steinke 2022).
+    ``selection_event_rdp`` (Papernot & Steinke 2022).
     """
     if isinstance(event, SelectionEvent):
-        # imported here: the selection module imports this one
-        from geomstats_dp.privacy.selection import selection_event_rdp
-
         return selection_event_rdp(event)[indices]
     if not isinstance(event, GaussianEvent):
         return _pure_rdp(event.epsilon)[indices]
@@ -133,6 +123,21 @@ def ledger_rdp(events, indices=_ALL):
     for event in events:
         total = total + event_rdp(event, indices)
     return total
+
+
+def base_run_rdp(event):
+    """RDP of one run of a SelectionEvent at every order: max over candidates and score."""
+    runs = [ledger_rdp(run) for run in event.candidates] + [ledger_rdp(event.score)]
+    return np.max(np.stack(runs), axis=0)
+
+
+@functools.lru_cache(maxsize=256)
+def selection_event_rdp(event):
+    """RDP of a SelectionEvent at every order of ``ORDERS`` (``selection.selection_rdp``
+    of its base run; cached; read-only)."""
+    rdp = selection_rdp(base_run_rdp(event), event.mean, event.shape)
+    rdp.setflags(write=False)
+    return rdp
 
 
 def conversion_offset(delta, indices=_ALL):

@@ -18,7 +18,9 @@ With K Poisson of mean mu (K = 0 allowed; their Thm. 6),
     r'(lambda) = r(lambda) + mu delta-hat + log(mu) / (lambda - 1),
 
 delta-hat the delta of Q at epsilon-hat = log(1 + 1/(lambda - 1)), converted from its RDP
-curve (Canonne, Kamath & Steinke 2020). Orders are those of ``renyi.ORDERS``.
+curve (Canonne, Kamath & Steinke 2020). Orders are those of ``orders.ORDERS``; the RDP of
+a ``SelectionEvent`` (its base run's curve through ``selection_rdp``) is
+``renyi.selection_event_rdp``.
 
 A public number of runs. The time of a search that makes K runs reveals K, which the bound
 needs hidden. A search with a public ``max_runs`` k_max always makes k_max runs and
@@ -37,7 +39,7 @@ import math
 import numpy as np
 from scipy import optimize
 
-from geomstats_dp.privacy.renyi import ORDERS, ledger_rdp
+from geomstats_dp.privacy.orders import ORDERS
 
 _MAX_RUNS = 10**7  # the inverse transform stops here (a probability below 1e-300 is left)
 
@@ -207,12 +209,6 @@ def selection_truncation(event):
     return runs_tail(event.mean, event.shape, event.max_runs)
 
 
-def base_run_rdp(event):
-    """RDP of one run of a SelectionEvent at every order: max over candidates and score."""
-    runs = [ledger_rdp(run) for run in event.candidates] + [ledger_rdp(event.score)]
-    return np.max(np.stack(runs), axis=0)
-
-
 def selection_rdp(base_rdp, mean, shape):
     """RDP of the best of K runs at every order of ``ORDERS`` (module notes).
 
@@ -249,10 +245,3 @@ def rdp_delta(rdp, epsilon):
     logs = (ORDERS - 1) * (rdp - epsilon + np.log1p(-1 / ORDERS)) - np.log(ORDERS)
     return float(min(math.exp(min(logs.min(), 0.0)), 1.0))
 
-
-@functools.lru_cache(maxsize=256)
-def selection_event_rdp(event):
-    """RDP of a SelectionEvent at every order of ``ORDERS`` (cached; read-only)."""
-    rdp = selection_rdp(base_run_rdp(event), event.mean, event.shape)
-    rdp.setflags(write=False)
-    return rdp

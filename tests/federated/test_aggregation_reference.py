@@ -11,9 +11,9 @@ import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.federated import PriRFed
-from geomstats_dp.federated import estimator as estimator_module
-from geomstats_dp.federated.estimator import run_local
+from geomstats_dp.federated import PriRFed, engine
+from geomstats_dp.federated import run as run_module
+from geomstats_dp.federated.engine import run_local
 from geomstats_dp.optim import canonical_point
 
 SPACE = Hypersphere(2)
@@ -50,7 +50,7 @@ def heterogeneous_agents(seed=0):
                          [("tangent_mean", 1), ("karcher_mean", KARCHER_STEPS)])
 def test_round_aggregates_match_closed_form_exp_and_log(monkeypatch, aggregation, n_steps):
     replies = {}
-    train = estimator_module.local_train
+    train = run_module.local_train
 
     def recording(loss, data, strategy, n_iter, step_size, start, seed, *args, **kwargs):
         reply = train(loss, data, strategy, n_iter, step_size, start, seed, *args, **kwargs)
@@ -59,9 +59,9 @@ def test_round_aggregates_match_closed_form_exp_and_log(monkeypatch, aggregation
         return reply
 
     failing = (1, 2)  # round 1: the largest agent fails
-    monkeypatch.setattr(estimator_module, "local_train", recording)
-    monkeypatch.setattr(estimator_module, "run_local",
-                        lambda run: run_local(run, {failing: "raise"}))
+    monkeypatch.setattr(run_module, "local_train", recording)
+    monkeypatch.setattr(engine, "run_local",
+                        lambda run, datasets: run_local(run, datasets, {failing: "raise"}))
     est = PriRFed(SPACE, epsilon=1e3, n_rounds=3, n_sampled=3, local_steps=5,
                   local_method="rgd", clip_norm=2.0, step_size=0.5, aggregation=aggregation,
                   random_state=0).fit(heterogeneous_agents())

@@ -28,8 +28,8 @@ def test_flat_config_describes_the_same_run_and_charges_it():
         assert rebuilt.get_params()[name] == value, name
     assert rebuilt.space.dim == 3
     assert flower_deploy.sizes_from_config(config) == [10, 12, 14]
-    mine = estimator.run_spec([10, 12, 14], None)
-    theirs = rebuilt.run_spec([10, 12, 14], None)
+    mine = estimator.run_spec([10, 12, 14])
+    theirs = rebuilt.run_spec([10, 12, 14])
     assert mine.sample_agents() == theirs.sample_agents()
     assert [p.noise_multipliers for p, _ in mine.plans] == [
         p.noise_multipliers for p, _ in theirs.plans

@@ -7,7 +7,7 @@ from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.federated import PriRFed, flower_app
-from geomstats_dp.federated.estimator import RunSpec
+from geomstats_dp.federated.run import RunSpec
 from geomstats_dp.optim.step_cap import cap_norm
 from geomstats_dp.privacy import PrivacyBudget
 
@@ -48,7 +48,7 @@ def test_only_spaces_of_infinite_injectivity_radius_are_capped():
     replies' Gaussian noise uncapped."""
     def run(space, output):
         return PriRFed(space, clip_norm=2.0, n_rounds=1, local_steps=1,
-                       local_method="tangent_mean", output=output).run_spec([5, 6], None)
+                       local_method="tangent_mean", output=output).run_spec([5, 6])
 
     spd, sphere = run(SPDMatrices(3), "average"), run(SPHERE, "average")
     assert [spd.direction_bound(plan.strategy, size)
@@ -115,7 +115,7 @@ def test_a_run_that_raises_after_round_one_is_charged(monkeypatch):
 def test_a_flower_run_that_raises_is_charged(monkeypatch):
     charged = prirfed(PrivacyBudget(5.0, 1e-4)).fit(sphere_agents()).events_[0]
 
-    def runtime_fails(run, fail=None):
+    def runtime_fails(run, datasets, fail=None):
         raise RuntimeError("the Flower run ended after 1 of 3 rounds")
 
     monkeypatch.setattr(flower_app, "run_flower", runtime_fails)

@@ -16,8 +16,7 @@ import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.federated import PriRFed
-from geomstats_dp.federated import estimator as estimator_module
+from geomstats_dp.federated import PriRFed, engine
 from geomstats_dp.optim import canonical_point
 from geomstats_dp.privacy import PrivacyBudget
 
@@ -40,16 +39,18 @@ def test_flower_simulation_matches_the_local_engine_and_survives_faulty_agents(
     kwargs = dict(loss=lambda point, sample: gs.sum((point - sample) ** 2), epsilon=1.0,
                   n_rounds=3, n_sampled=2, local_steps=2, local_method="rgd", clip_norm=1.0,
                   random_state=5, round_timeout=TIMEOUT_S)
-    sampled = PriRFed(SPACE, **kwargs).run_spec([8, 8, 8], None).sample_agents()
+    sampled = PriRFed(SPACE, **kwargs).run_spec([8, 8, 8]).sample_agents()
     assert len({tuple(agents) for agents in sampled}) == 3  # each round other agents
     # round 0: an agent raises; round 1: an agent answers after the timeout (Flower) or
     # never (local engine)
     raising, silent = sampled[0][0], sampled[1][0]
     local_faults = {(0, raising): "raise", (1, silent): math.inf}
     flower_faults = {(0, raising): "raise", (1, silent): TIMEOUT_S + 5.0}
-    run_local, run_flower = estimator_module.run_local, flower_app.run_flower
-    monkeypatch.setattr(estimator_module, "run_local", lambda run: run_local(run, local_faults))
-    monkeypatch.setattr(flower_app, "run_flower", lambda run: run_flower(run, flower_faults))
+    run_local, run_flower = engine.run_local, flower_app.run_flower
+    monkeypatch.setattr(engine, "run_local",
+                        lambda run, datasets: run_local(run, datasets, local_faults))
+    monkeypatch.setattr(flower_app, "run_flower",
+                        lambda run, datasets: run_flower(run, datasets, flower_faults))
     local = PriRFed(SPACE, **kwargs).fit(data)
     capfd.readouterr()
     caplog.set_level(logging.DEBUG)
@@ -63,12 +64,12 @@ def test_flower_simulation_matches_the_local_engine_and_survives_faulty_agents(
     assert [str(w.message) for w in caught if "geomstats_dp" not in w.filename] == []
     np.testing.assert_allclose(to_numpy(flower.estimate_), to_numpy(local.estimate_),
                                rtol=0, atol=1e-12)
-    for engine in (local, flower):
-        assert [r["sampled"] for r in engine.history_] == sampled
-        assert [r["failed"] for r in engine.history_] == [[raising], [silent], []]
+    for fitted in (local, flower):
+        assert [r["sampled"] for r in fitted.history_] == sampled
+        assert [r["failed"] for r in fitted.history_] == [[raising], [silent], []]
         # each round aggregated the reply it had: the server moved and did not crash
-        assert not np.allclose(engine.history_[0]["point"], to_numpy(canonical_point(SPACE)))
-        assert not np.allclose(engine.history_[1]["point"], engine.history_[0]["point"])
+        assert not np.allclose(fitted.history_[0]["point"], to_numpy(canonical_point(SPACE)))
+        assert not np.allclose(fitted.history_[1]["point"], fitted.history_[0]["point"])
     # every sampled agent was counted: the whole run is charged, within the budget
     assert budget.spent_epsilon == pytest.approx(flower.guarantee_.epsilon)
     assert budget.spent_epsilon <= 1.0

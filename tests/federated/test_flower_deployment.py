@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+import geomstats.backend as gs
 import numpy as np
 import pytest
-import geomstats.backend as gs
 from geomstats.geometry.spd_matrices import SPDMatrices
 
 from geomstats_dp._backend import to_numpy

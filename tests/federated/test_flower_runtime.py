@@ -51,10 +51,10 @@ def test_a_lambda_loss_of_geomstats_backend_calls_ships_by_value():
                         step_size=0.1, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # numpy: finite differences
-        run = estimator.run_spec([5], {0: to_backend(data[0])})
-        shipped = pickle.loads(pickle.dumps(ShippedRun(run)))  # as a worker receives it
-        received = shipped.load()
+        run, datasets = estimator.run_spec([5]), {0: to_backend(data[0])}
+        shipped = pickle.loads(pickle.dumps(ShippedRun((run, datasets))))  # as a worker gets it
+        received, received_data = shipped.load()
         start = to_numpy(run.start)
-        np.testing.assert_allclose(received.train(1, 0, start), run.train(1, 0, start),
-                                   rtol=0, atol=1e-12)
-    assert received is shipped.load()  # unpickled once per process
+        np.testing.assert_allclose(received.train(1, 0, start, received_data[0]),
+                                   run.train(1, 0, start, datasets[0]), rtol=0, atol=1e-12)
+    assert shipped.load()[0] is received  # unpickled once per process

@@ -9,11 +9,10 @@ from geomstats.geometry.hypersphere import Hypersphere
 from scipy import stats
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.federated import PriRFed, karcher_mean, tangent_mean
-from geomstats_dp.federated import estimator as estimator_module
-from geomstats_dp.federated.estimator import RunSpec, run_local
+from geomstats_dp.federated import PriRFed, engine, karcher_mean, tangent_mean
+from geomstats_dp.federated.engine import run_local
+from geomstats_dp.federated.run import RunSpec
 from geomstats_dp.optim import canonical_point
-from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
 from geomstats_dp.privacy import (
     GaussianEvent,
     PrivacyBudget,
@@ -21,6 +20,7 @@ from geomstats_dp.privacy import (
     prirfed_epsilon,
     prirfed_public_sampling,
 )
+from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
 
 SPACE = Hypersphere(2)
 NORTH = np.array([0.0, 0.0, 1.0])
@@ -67,11 +67,11 @@ def test_agent_sampling_rate_is_honoured():
 
 def test_option_2_draws_a_round_uniformly():
     history = [{"point": np.array([float(t)])} for t in range(5)]
-    draws = [int(RunSpec.release(SimpleNamespace(entropy=seed), history, "random")[0])
+    draws = [int(RunSpec.final_point(SimpleNamespace(entropy=seed, output="random"), history)[0])
              for seed in range(2000)]
     observed = np.bincount(draws, minlength=5)
     assert stats.chisquare(observed).pvalue > 1e-3
-    assert RunSpec.release(SimpleNamespace(entropy=0), history, "last")[0] == 4.0
+    assert RunSpec.final_point(SimpleNamespace(entropy=0, output="last"), history)[0] == 4.0
 
 
 @pytest.mark.parametrize("accountant",
@@ -134,7 +134,8 @@ def test_same_seed_same_estimate_and_groups_form():
 @pytest.mark.parametrize("round_timeout", [None, 5.0])
 def test_a_failing_agent_is_recorded_and_still_charged(monkeypatch, round_timeout):
     faults = {(0, 0): "raise", (0, 1): "raise", (0, 2): "raise", (1, 1): "raise"}
-    monkeypatch.setattr(estimator_module, "run_local", lambda run: run_local(run, faults))
+    monkeypatch.setattr(engine, "run_local",
+                        lambda run, datasets: run_local(run, datasets, faults))
     budget = PrivacyBudget(1.0, 1e-5)
     est = PriRFed(SPACE, epsilon=1.0, n_rounds=3, n_sampled=3, local_steps=2,
                   local_method="rgd", clip_norm=1.0, budget=budget, random_state=0,
@@ -153,17 +154,17 @@ def test_an_agent_that_never_answers_is_dropped_after_the_timeout(monkeypatch):
     data = agents()
     kwargs = dict(epsilon=1.0, n_rounds=3, n_sampled=2, local_steps=2, local_method="rgd",
                   clip_norm=1.0, random_state=0)
-    sampled = PriRFed(SPACE, **kwargs).run_spec([20, 30, 40], None).sample_agents()
+    sampled = PriRFed(SPACE, **kwargs).run_spec([20, 30, 40]).sample_agents()
     silent, answering = sampled[1]
     # the same run where that agent's reply is lost is the run without its reply
     raising = PriRFed(SPACE, round_timeout=0.5, **kwargs)
-    monkeypatch.setattr(estimator_module, "run_local",
-                        lambda run: run_local(run, {(1, silent): "raise"}))
+    monkeypatch.setattr(engine, "run_local",
+                        lambda run, datasets: run_local(run, datasets, {(1, silent): "raise"}))
     raising.fit(data)
     budget = PrivacyBudget(1.0, 1e-5)
     hanging = PriRFed(SPACE, round_timeout=0.5, budget=budget, **kwargs)
-    monkeypatch.setattr(estimator_module, "run_local",
-                        lambda run: run_local(run, {(1, silent): math.inf}))
+    monkeypatch.setattr(engine, "run_local",
+                        lambda run, datasets: run_local(run, datasets, {(1, silent): math.inf}))
     hanging.fit(data)
     assert hanging.history_[1]["failed"] == [silent]
     assert hanging.history_[1]["sampled"] == sampled[1]

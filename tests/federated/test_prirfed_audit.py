@@ -15,6 +15,7 @@ engine (a few ms instead of a fit's calibration), and the replay is checked to b
 release ``fit`` gives for that seed.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -23,7 +24,7 @@ from geomstats.geometry.euclidean import Euclidean
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.federated import PriRFed
-from geomstats_dp.federated.estimator import run_local
+from geomstats_dp.federated.engine import run_local
 from geomstats_dp.privacy import PrivacyBudget
 from geomstats_dp.testing._audit import assert_twins, audit_twins
 from tests.conftest import BACKEND, shifted
@@ -58,14 +59,10 @@ def replayer():
     fitted = estimator(0)
     fitted.fit(DATASET)
     sizes = [len(data) for data in DATASET]
-    runs = {id(data): fitted.run_spec(sizes, data, fitted.clip_norm_,
-                                      (fitted.local_epsilon_, fitted.local_delta_))
-            for data in (DATASET, NEIGHBOUR)}
+    run = fitted.run_spec(sizes, fitted.clip_norm_)
 
     def replay(data, seed):
-        run = runs[id(data)]
-        run.entropy = seed
-        return run_local(run)[-1]["point"]  # output="last"
+        return run_local(dataclasses.replace(run, entropy=seed), data)[-1]["point"]  # "last"
 
     return replay
 

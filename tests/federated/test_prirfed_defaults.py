@@ -12,7 +12,7 @@ from scipy import optimize, stats
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.federated import PriRFed
 from geomstats_dp.federated.defaults import MAX_ROUNDS, resolve_settings
-from geomstats_dp.federated.estimator import run_local
+from geomstats_dp.federated.engine import run_local
 from geomstats_dp.learning.pca import PCALoss
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget
 from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
@@ -227,7 +227,7 @@ def test_tangent_mean_refuses_another_loss_and_another_step_before_charging():
                       budget=budget)
     with pytest.raises(ValueError, match="step_size must be None"):
         stepped.fit(federation())
-    with pytest.raises(TypeError, match=r"n_rounds \(an int or 'auto'\)"):
+    with pytest.raises(TypeError, match="'n_rounds' parameter of PriRFed"):
         PriRFed(SPACE, n_rounds="many", clip_norm=1.0, budget=budget).fit(federation())
     assert budget.events == ()
 
@@ -260,7 +260,8 @@ def test_a_deployment_of_the_defaults_runs_the_fitted_run(tmp_path):
         fitted.n_rounds_, fitted.n_sampled_, fitted.local_steps_, fitted.local_method_,
         fitted.output_)
     rebuilt = estimator_from_config(config)
-    run = rebuilt.run_spec(sizes, [to_backend(agent) for agent in data])
-    point = run.release(run_local(run), config["output"])
+    run = rebuilt.run_spec(sizes)
+    assert run.output == config["output"]
+    point = run.final_point(run_local(run, [to_backend(agent) for agent in data]))
     np.testing.assert_allclose(point, to_numpy(fitted.estimate_), rtol=0, atol=1e-12)
     assert deployed.guarantee_ == fitted.guarantee_

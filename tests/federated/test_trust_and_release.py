@@ -5,9 +5,8 @@ import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.federated import PriRFed
-from geomstats_dp.federated import estimator as estimator_module
-from geomstats_dp.federated.estimator import run_local
+from geomstats_dp.federated import PriRFed, engine
+from geomstats_dp.federated.engine import run_local
 
 SPACE = Hypersphere(2)
 NORTH = np.array([0.0, 0.0, 1.0])
@@ -22,12 +21,13 @@ def agents(sizes=(10, 15, 20), seed=0):
 
 
 def fit_with_faults(monkeypatch, faults, **kwargs):
-    monkeypatch.setattr(estimator_module, "run_local", lambda run: run_local(run, faults))
+    monkeypatch.setattr(engine, "run_local",
+                        lambda run, datasets: run_local(run, datasets, faults))
     return PriRFed(SPACE, **dict(KWARGS, **kwargs)).fit(agents())
 
 
 def test_withheld_failure_record_leaves_nothing_but_the_release(monkeypatch, capsys):
-    sampled = PriRFed(SPACE, **KWARGS).run_spec([10, 15, 20], None).sample_agents()
+    sampled = PriRFed(SPACE, **KWARGS).run_spec([10, 15, 20]).sample_agents()
     faults = {(0, sampled[0][0]): "raise", (2, sampled[2][1]): "raise"}
     runs = {}
     for label, fault_map in (("clean", {}), ("faulty", faults)):
@@ -51,7 +51,7 @@ def test_withheld_failure_record_leaves_nothing_but_the_release(monkeypatch, cap
 
 
 def test_record_failures_must_be_a_bool():
-    with pytest.raises(TypeError, match="record_failures must be a bool"):
+    with pytest.raises(TypeError, match="record_failures"):
         PriRFed(SPACE, record_failures="no", **KWARGS).fit(agents())
 
 

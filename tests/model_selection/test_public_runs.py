@@ -14,8 +14,7 @@ from geomstats.geometry.hypersphere import Hypersphere
 from scipy import stats
 
 from geomstats_dp.learning import PrivateFrechetMean
-from geomstats_dp.model_selection import PrivateGridSearchCV
-from geomstats_dp.model_selection import _search as search_module
+from geomstats_dp.model_selection import PrivateGridSearchCV, best_of_runs
 from geomstats_dp.model_selection.planning import PlanningBudget
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget, SelectionEvent, compose
 from geomstats_dp.privacy.renyi import ledger_epsilon
@@ -54,14 +53,14 @@ def test_every_search_makes_the_public_number_of_fits(monkeypatch):
             fits[-1] += 1
         return result
 
-    sample_runs = search_module.sample_runs
+    sample_runs = best_of_runs.sample_runs
 
     def recorded_runs(*args):
         hidden.append(sample_runs(*args))
         return hidden[-1]
 
     monkeypatch.setattr(PrivateFrechetMean, "fit", counted_fit)
-    monkeypatch.setattr(search_module, "sample_runs", recorded_runs)
+    monkeypatch.setattr(best_of_runs, "sample_runs", recorded_runs)
     X = cloud(SPACE, 40, 0.5, 0)
     public = []
     for seed in range(6):
@@ -120,7 +119,7 @@ def test_k_runs_without_a_public_number(monkeypatch):
         return result
 
     monkeypatch.setattr(PrivateFrechetMean, "fit", counted_fit)
-    monkeypatch.setattr(search_module, "sample_runs", lambda *args: 2)
+    monkeypatch.setattr(best_of_runs, "sample_runs", lambda *args: 2)
     search = _search(max_runs=None, random_state=0).fit(cloud(SPACE, 40, 0.5, 0))
     assert len(fits) == 2 and search.events_[0].max_runs is None
 
@@ -135,7 +134,7 @@ def test_bad_max_runs_raise_naming_it(value, error):
 def test_the_selection_is_among_the_first_k_runs(monkeypatch):
     """With K = 1 the released score is the first run's, whatever the later runs score."""
     scores = iter(np.linspace(1.0, 0.0, 1000))  # the first run has the worst loss
-    monkeypatch.setattr(search_module, "sample_runs", lambda *args: 1)
+    monkeypatch.setattr(best_of_runs, "sample_runs", lambda *args: 1)
     monkeypatch.setattr("geomstats_dp.model_selection.splits.RecordSplit.noisy_loss",
                         lambda self, *args: next(scores))
     search = _search(random_state=0).fit(cloud(SPACE, 40, 0.5, 0))

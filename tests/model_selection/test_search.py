@@ -1,5 +1,6 @@
 """PrivateGridSearchCV / PrivateRandomizedSearchCV: selection, ledger, privacy plumbing, API."""
 
+import inspect
 import math
 import pickle
 import warnings
@@ -9,6 +10,7 @@ import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 from scipy import stats
 from sklearn.base import clone
+from sklearn.utils._param_validation import InvalidParameterError
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning import PrivateFrechetMean
@@ -240,3 +242,31 @@ def test_a_secure_estimator_makes_a_secure_search():
     with pytest.raises(ValueError, match="random_state"):
         PrivateGridSearchCV(estimator, GRID, epsilon=4.0, loss_bound=2.0, random_state=0,
                             budget=PrivacyBudget(4.0, 1e-5)).fit(_data())
+
+
+@pytest.mark.parametrize("search", [PrivateGridSearchCV, PrivateRandomizedSearchCV])
+def test_every_constructor_parameter_of_a_search_has_a_constraint(search):
+    names = [name for name in inspect.signature(search.__init__).parameters
+             if name != "self"]
+    assert sorted(search._parameter_constraints) == sorted(names)
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"epsilon": -1.0}, "epsilon"), ({"delta": 0.0}, "delta"),
+    ({"loss_bound": np.inf}, "loss_bound"), ({"runs": -1.0}, "runs"),
+    ({"refit_fraction": 1.0}, "refit_fraction"), ({"score_method": "exponential"},
+                                                   "score_method"),
+    ({"max_runs": 0}, "max_runs"), ({"budget": "all"}, "budget"),
+    ({"random_state": -3}, "random_state"), ({"estimator": "PrivateFrechetMean"},
+                                             "estimator"),
+])
+def test_a_bad_search_parameter_is_refused_by_name_before_any_charge(kwargs, name):
+    budget = PrivacyBudget(4.0, 1e-5)
+    params = {"budget": budget, **kwargs}
+    estimator = params.pop("estimator", PrivateFrechetMean(SPACE, clip_norm=1.5))
+    search = PrivateGridSearchCV(estimator, GRID, loss_bound=params.pop("loss_bound", 2.0),
+                                 **params)
+    with pytest.raises(InvalidParameterError,
+                       match=f"'{name}' parameter of PrivateGridSearchCV"):
+        search.fit(_data())
+    assert budget.events == ()

@@ -18,7 +18,7 @@ from geomstats_dp.model_selection import PrivateGridSearchCV
 from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.privacy import GaussianEvent, PureEvent
-from geomstats_dp.privacy import selection as selection_module
+from geomstats_dp.privacy import renyi as renyi_module
 from geomstats_dp.privacy.stages import observe_stages
 from geomstats_dp.testing._accounting import (
     check_ledger_composition,
@@ -141,15 +141,15 @@ def test_an_undercharged_event_fails(monkeypatch):
 def test_selection_ignoring_the_score_fails(monkeypatch):
     """A base run's RDP without the score's (Papernot & Steinke's Q is fit and score)."""
     monkeypatch.setattr(
-        selection_module, "base_run_rdp",
-        lambda event: np.max(np.stack([selection_module.ledger_rdp(run)
+        renyi_module, "base_run_rdp",
+        lambda event: np.max(np.stack([renyi_module.ledger_rdp(run)
                                        for run in event.candidates]), axis=0))
-    selection_module.selection_event_rdp.cache_clear()
+    renyi_module.selection_event_rdp.cache_clear()
     try:
         with pytest.raises(AssertionError, match="below the independent composition"):
             check_ledger_composition(small_search(), sphere_data(12), random_state=1)
     finally:
-        selection_module.selection_event_rdp.cache_clear()
+        renyi_module.selection_event_rdp.cache_clear()
 
 
 # -- check_touched_stages --------------------------------------------------------------
@@ -197,8 +197,7 @@ def test_round_noise_is_the_agents_stages_noise():
     recorded = record_fit(estimator, data, random_state=2)
     fitted = recorded.estimator
     sizes = [len(part) for part in data]
-    run = fitted.run_spec(sizes, None, fitted.clip_norm_,
-                          (fitted.local_epsilon_, fitted.local_delta_))
+    run = fitted.run_spec(sizes, fitted.clip_norm_)
     weights = np.array(sizes) / sum(sizes)
     variances = np.zeros(len(sizes))
     for stage in recorded.stages:

@@ -10,7 +10,8 @@ number of records n, the shapes, the public weights) and has two methods:
 
 ``run_release`` is the pipeline every estimator goes through:
 events -> budget.reserve (checked, nothing read yet; a concurrent fit cannot take the
-same room) -> release -> the reservation spent.
+same room) -> release -> the reservation spent (or cancelled when the release raises,
+unless the mechanism is ``charged_if_raises``).
 Every mechanism states its adjacency, sensitivity and accountant in its docstring.
 """
 
@@ -40,10 +41,15 @@ class Mechanism:
     reads_dask : bool
         Whether ``release`` reads a Dask array chunk by chunk (``geomstats_dp._dask``);
         the estimators refuse a Dask array for the others, before the budget.
+    charged_if_raises : bool
+        Whether a ``release`` that raises is charged all the same (its noisy outputs may
+        have left it before the error: PriRFed's agents' replies); otherwise the
+        reservation is cancelled.
     """
 
     adjacency: ClassVar[str] = "replace_one"
     reads_dask: ClassVar[bool] = False
+    charged_if_raises: ClassVar[bool] = False
 
     def events(self):
         """The calibrated privacy events this release charges (public quantities only)."""
@@ -123,7 +129,10 @@ def run_release(mechanism, budget, data, weights, random_state=None, secure=Fals
         with quiet_numerics():
             fitted = mechanism.release(data, weights, rng)
     except BaseException:
-        reservation.cancel()
+        if getattr(mechanism, "charged_if_raises", False):
+            reservation.spend(*events)
+        else:
+            reservation.cancel()
         raise
     spent = tuple(fitted.pop("events_", events))
     reservation.spend(*spent)
