@@ -27,7 +27,7 @@ from geomstats_dp.learning._gradient_methods import (
     public_size,
     tangent_spec,
 )
-from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
+from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.optim import (
     CallableLoss,
@@ -230,11 +230,10 @@ class PrivateERM(PrivateEstimator):
         """
         self._check_params()
         budget = self._start_fit(self.epsilon, self.delta)
-        self.__dict__.pop("_resolved_method", None)
         data, weights = self._check_input(X, y, sample_weight)
         check_cross_params(self, weights)
         n_public = public_size(self, len(data))
-        method = self._resolved_method = self._choose_method(n_public)
+        method = self._choose_method(n_public)
         return self._fit_release(budget, method, self._mechanism(method, n_public, weights),
                                  data, weights)
 
@@ -287,52 +286,12 @@ class PrivateERM(PrivateEstimator):
         mechanism = self._MECHANISMS[method]
         if mechanism is GradientRelease:
             return self._gradient_spec(method, n_samples, weights)
-        if mechanism in (TangentRelease, TwoStageRelease):
-            return tangent_spec(self, mechanism, n_samples, weights, self._make_loss(),
-                                self._start_point(), self._smoothness())
-        self._start_point()
-        return mechanism(self, n_samples, weights)
+        return tangent_spec(self, mechanism, n_samples, weights, self._make_loss(),
+                            self._start_point(), 1.0)
 
     def _gradient_spec(self, method, n_samples, weights):
         """The ``GradientRelease`` of ``method`` ("rgd", "rsgd", "rsvrg")."""
         return gradient_spec(
             self, method, n_samples, weights, self._make_loss(), self._start_point(),
-            settings=self._settings(n_samples), epsilon=self._optimisation_epsilon,
-            smoothness=self._smoothness(), **self._inherited_rules(n_samples))
-
-    # -- transitional: what PrivatePCA and PrivateMatrixCompletion still inherit --------
-
-    @property
-    def _method(self):
-        """The method run: ``method`` as resolved by the last fit's ``_choose_method``."""
-        return self.__dict__.get("_resolved_method", self.method)
-
-    def _settings(self, n_samples):
-        return gradient_settings(self, self._method, n_samples)
-
-    @property
-    def _optimisation_epsilon(self):
-        return optimisation_epsilon(self)
-
-    def _smoothness(self):
-        """Curvature scale of the loss relative to d^2 / 2; default steps divide by it."""
-        return 1.0
-
-    def _inherited_rules(self, n_samples):
-        """``PrivatePCA`` and ``PrivateMatrixCompletion`` still inherit this class and
-        define ``_preliminary_events``, ``_prepare``, ``_default_step_size`` and
-        ``_noise_ratio``: they become ``GradientRelease``'s ``preliminary``,
-        ``step_rule`` and ``ratio_rule`` until those estimators build the spec
-        themselves (``_gradient_methods.gradient_spec``)."""
-        rules = {}
-        if hasattr(self, "_prepare"):
-            events = tuple(getattr(self, "_preliminary_events", lambda n: ())(n_samples))
-            rules["preliminary"] = Preliminary(
-                events, lambda data, rng: (*self._prepare(data, rng), None))
-        if hasattr(self, "_default_step_size"):
-            rules["step_rule"] = lambda m, c, stds, context: self._default_step_size(
-                m, c, stds)
-        if hasattr(self, "_noise_ratio"):
-            rules["ratio_rule"] = lambda steps, stds, c, out, context: self._noise_ratio(
-                steps, stds, c, out)
-        return rules
+            settings=gradient_settings(self, method, n_samples),
+            epsilon=optimisation_epsilon(self), smoothness=1.0)

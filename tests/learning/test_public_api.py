@@ -23,7 +23,9 @@ def public_estimators():
     for package in PACKAGES:
         for name in package.__all__:
             value = getattr(package, name)
-            if isinstance(value, type) and issubclass(value, BaseEstimator):
+            # the estimators a user builds (not the base class other estimators extend)
+            if (isinstance(value, type) and issubclass(value, BaseEstimator)
+                    and "__init__" in vars(value)):
                 found[f"{package.__name__}.{name}"] = value
     return found
 

@@ -9,7 +9,6 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
 from geomstats_dp.learning.mechanisms.analyze_gauss import AnalyzeGaussRelease
 from geomstats_dp.learning.mechanisms.base import (
     Mechanism,
-    ReleaseMechanism,
     run_release,
 )
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
@@ -23,5 +22,5 @@ from geomstats_dp.learning.mechanisms.tangent_pca import TangentPCARelease
 
 __all__ = ["AlternatingLeastSquaresRelease", "AnalyzeGaussRelease", "AutoClip",
            "GradientRelease", "LaplaceRelease", "LloydRelease", "Mechanism",
-           "PCAGradientRelease", "Preliminary", "ReleaseMechanism", "TangentLabelRelease",
+           "PCAGradientRelease", "Preliminary", "TangentLabelRelease",
            "TangentPCARelease", "TangentRelease", "TwoStageRelease", "run_release"]

@@ -62,41 +62,6 @@ class Mechanism:
         raise NotImplementedError
 
 
-class ReleaseMechanism:
-    """Base of the release mechanisms behind an estimator's ``method=``.
-
-    Parameters
-    ----------
-    estimator : PrivateEstimator
-        The estimator whose public parameters configure the release.
-    n_samples : int
-        The public number of records (the declared size under Poisson sampling).
-    weights : numpy.ndarray or None, shape=[n_samples]
-        Public normalised sample weights (None: uniform).
-
-    Attributes
-    ----------
-    reads_dask : bool
-        Whether ``release`` reads a Dask array chunk by chunk (``geomstats_dp._dask``);
-        the estimators refuse a Dask array for the others, before the budget.
-    """
-
-    reads_dask = False
-
-    def __init__(self, estimator, n_samples, weights=None):
-        self.estimator = estimator
-        self.n_samples = n_samples
-        self.weights = weights
-
-    def events(self):
-        """The privacy events this release charges, from public quantities only."""
-        raise NotImplementedError
-
-    def release(self, data, weights, rng):
-        """Read the data and release; returns the fitted attributes (a dict)."""
-        raise NotImplementedError
-
-
 def run_release(mechanism, budget, data, weights, random_state=None, secure=False):
     """Check the budget, release, charge: the one private pipeline.
 
