@@ -7,9 +7,10 @@ from geomstats_dp.learning._diagnostics import (
 from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.frechet_mean import PrivateFrechetMean
 from geomstats_dp.learning.matrix_completion import PrivateMatrixCompletion
+from geomstats_dp.learning.mdm import PrivateMDM
 from geomstats_dp.learning.pca import PrivatePCA
 from geomstats_dp.learning.structured_prediction import PrivateStructuredPrediction
 
 __all__ = ["NoiseDominatesWarning", "PrivateERM", "PrivateFrechetMean",
-           "PrivateMatrixCompletion", "PrivatePCA", "PrivateStructuredPrediction",
+           "PrivateMatrixCompletion", "PrivateMDM", "PrivatePCA", "PrivateStructuredPrediction",
            "ScheduleStopsShortWarning"]
