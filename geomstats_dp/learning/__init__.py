@@ -10,7 +10,12 @@ from geomstats_dp.learning.matrix_completion import PrivateMatrixCompletion
 from geomstats_dp.learning.mdm import PrivateMDM
 from geomstats_dp.learning.pca import PrivatePCA
 from geomstats_dp.learning.structured_prediction import PrivateStructuredPrediction
+from geomstats_dp.learning.tangent_space import (
+    PrivateTangentSpaceClassifier,
+    PrivateToTangentSpace,
+)
 
 __all__ = ["NoiseDominatesWarning", "PrivateERM", "PrivateFrechetMean",
-           "PrivateMatrixCompletion", "PrivateMDM", "PrivatePCA", "PrivateStructuredPrediction",
+           "PrivateMatrixCompletion", "PrivateMDM", "PrivatePCA", "PrivateStructuredPrediction", "PrivateTangentSpaceClassifier",
+           "PrivateToTangentSpace",
            "ScheduleStopsShortWarning"]
