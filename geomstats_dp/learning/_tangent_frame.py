@@ -16,7 +16,8 @@ import numpy as np
 
 from geomstats_dp._backend import to_backend, to_numpy
 
-RANK_TOL = 1e-10  # relative: a projected basis vector with a smaller residual is skipped
+RANK_TOL = 1e-10  # a projected basis vector whose residual is below this share of its
+# squared norm depends on the earlier ones and is skipped
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,6 @@ class TangentFrame:
 
 def _independent(gram, dim):
     """Indices of the first ``dim`` columns of ``gram`` spanning its range, in order."""
-    scale = max(float(np.max(np.diag(gram))), 1e-300)
     chosen = []
     for index in range(gram.shape[0]):
         trial = chosen + [index]
@@ -53,7 +53,7 @@ def _independent(gram, dim):
             factor = np.linalg.cholesky(block)
         except np.linalg.LinAlgError:
             continue
-        if factor[-1, -1] ** 2 > RANK_TOL * scale:
+        if factor[-1, -1] ** 2 > RANK_TOL * gram[index, index]:
             chosen = trial
         if len(chosen) == dim:
             break

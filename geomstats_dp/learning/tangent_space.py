@@ -1,7 +1,5 @@
 """Private tangent-space features and the private tangent-space classifier."""
 
-import dataclasses
-from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,57 +8,39 @@ from sklearn.base import ClassifierMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from geomstats_dp._backend import get_rng, to_numpy
+from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._classes import PRIVACY_CONSTRAINTS, class_codes
-from geomstats_dp.learning._data import check_shape, check_values
-from geomstats_dp.learning._tangent_frame import clip_rows, coordinates, tangent_frame
-from geomstats_dp.learning.frechet_mean import PrivateFrechetMean
+from geomstats_dp.learning._data import check_shape
+from geomstats_dp.learning._tangent_frame import tangent_frame
 from geomstats_dp.learning.mechanisms.base import run_release
+from geomstats_dp.learning.mechanisms.class_means import (
+    ATOL,
+    class_mean_multipliers,
+    pooled_mean,
+)
 from geomstats_dp.learning.mechanisms.logistic import LogisticRelease
-from geomstats_dp.optim.initial_point import check_init_point
-from geomstats_dp.privacy import calibrate_gaussian
-
-ATOL = 1e-6  # tolerance of the check that data points lie on the space
-
-
-def tangent_rows(space, frame, clip_norm, X, check=False, scale=False):
-    """Coordinates of Log_p(x) in the frame's orthonormal basis, clipped to ``clip_norm``.
-
-    Parameters
-    ----------
-    space : Manifold
-    frame : TangentFrame
-    clip_norm : float
-    X : array-like, shape=[n_samples, *space.shape]
-    check : bool
-        Check first that the points are finite and on the space (ValueError naming the
-        indices).
-    scale : bool
-        Divide the rows by ``clip_norm`` (rows in the unit ball).
-
-    Returns
-    -------
-    rows : numpy.ndarray, shape=[n_samples, space.dim]
-    """
-    points = check_shape(space, X, min_samples=1)
-    if check:
-        check_values(space, points, ATOL)
-    rows = clip_rows(coordinates(space, frame, points), clip_norm)
-    return rows / clip_norm if scale else rows
+from geomstats_dp.learning.mechanisms.tangent_logistic import (
+    TangentLogisticRelease,
+    tangent_rows,
+)
+from geomstats_dp.optim.initial_point import canonical_point, check_init_point
+from geomstats_dp.privacy import share_noise_multipliers
 
 
 class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
     """Clipped tangent vectors at a private (or public) reference point.
 
-    ``fit`` releases the reference point ``base_point_`` with ``PrivateFrechetMean``
-    (its method chosen by its public rule, clip radius ``reference_clip_norm``; replace-one, its
-    own accountant), or takes the public ``base_point`` and charges nothing.
-    ``transform`` maps each point x to the coordinates of Log_p(x) in an orthonormal
-    basis of T_p M (``learning._tangent_frame``: the Riemannian norm is the Euclidean
-    norm of the coordinates, for the affine-invariant, log-Euclidean or any other metric
-    of ``space``), clipped to norm ``clip_norm``: rows of a public bound for any private
-    model behind it (post-processing of the release and of each row).
+    ``fit`` releases the reference point ``base_point_``, a private mean of all the
+    records (``mechanisms.class_means.pooled_mean``: ``reference_n_iter`` noisy tangent
+    steps from the canonical point with clip radius ``reference_clip_norm``; replace-one,
+    sensitivity 2C' per round, exact Gaussian-DP composition), or takes the public
+    ``base_point`` and charges nothing. ``transform`` maps each point x to the
+    coordinates of Log_p(x) in an orthonormal basis of T_p M (``learning._tangent_frame``:
+    the Riemannian norm is the Euclidean norm of the coordinates, for the
+    affine-invariant, log-Euclidean or any other metric of ``space``), clipped to norm
+    ``clip_norm``: rows of a public bound for any private model behind it
+    (post-processing of the release and of each row, as geomstats' ``ToTangentSpace``).
 
     Parameters
     ----------
@@ -74,7 +54,9 @@ class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
     clip_norm : float
         The rows' norm bound.
     reference_clip_norm : float
-        The clip radius of the private reference point (``PrivateFrechetMean``).
+        The clip radius of the private reference point's tangent steps.
+    reference_n_iter : int
+        Its number of tangent steps (public).
     budget : PrivacyBudget or None
     random_state : None, int or numpy.random.Generator
     secure : bool
@@ -86,7 +68,7 @@ class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
     events_ : tuple
         The events charged (empty with a public ``base_point``).
     method_ : str
-        The reference point's release ("public" for a given ``base_point``).
+        "pooled_mean", or "public" for a given ``base_point``.
     """
 
     _FITTED = ("base_point_", "budget_", "events_", "method_")
@@ -95,17 +77,20 @@ class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
         "base_point": ["array-like", None],
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
         "reference_clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "reference_n_iter": [Interval(Integral, 1, None, closed="left")],
         **PRIVACY_CONSTRAINTS,
     }
 
     def __init__(self, space, epsilon=1.0, delta=1e-5, base_point=None, clip_norm=1.0,
-                 reference_clip_norm=3.0, budget=None, random_state=None, secure=False):
+                 reference_clip_norm=3.0, reference_n_iter=3, budget=None,
+                 random_state=None, secure=False):
         self.space = space
         self.epsilon = epsilon
         self.delta = delta
         self.base_point = base_point
         self.clip_norm = clip_norm
         self.reference_clip_norm = reference_clip_norm
+        self.reference_n_iter = reference_n_iter
         self.budget = budget
         self.random_state = random_state
         self.secure = secure
@@ -126,23 +111,37 @@ class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
         """
         self._validate_params()
         budget = self._start_fit(self.epsilon, self.delta)
-        self._fit_reference(X, budget, self.epsilon, self.delta,
-                            get_rng(self.random_state, self.secure))
+        points = check_shape(self.space, X)
+        reference, base_point = self._reference(len(points), 1.0)
+        if reference is None:
+            fitted = {"base_point_": base_point, "events_": ()}
+        else:
+            released = run_release(reference, budget,
+                                   (points, np.zeros(len(points), dtype=int)), None,
+                                   self.random_state, self.secure)
+            fitted = {"base_point_": to_numpy(released["centroids_"][0]),
+                      "events_": released["events_"]}
+        self._set_reference(fitted, budget)
         return self
 
-    def _fit_reference(self, X, budget, epsilon, delta, rng):
-        """Set ``base_point_``, ``events_``, ``method_`` and ``budget_``."""
+    def _reference(self, n_samples, share):
+        """(the reference point's release taking ``share`` of the budget's mu^2, None)
+        or (None, the public base point as numpy)."""
         if self.base_point is not None:
-            point, events, method = check_init_point(self.space, self.base_point, ATOL,
-                                                     "base_point"), (), "public"
-        else:
-            mean = PrivateFrechetMean(self.space, epsilon=epsilon, delta=delta,
-                                      clip_norm=float(self.reference_clip_norm), budget=budget,
-                                      random_state=rng, secure=self.secure).fit(X)
-            point, events, method = mean.estimate_, mean.events_, mean.method_
-        self._frame = tangent_frame(self.space, to_numpy(point))
-        self.__dict__.update(base_point_=point, events_=tuple(events), method_=method,
-                             budget_=budget)
+            return None, to_numpy(check_init_point(self.space, self.base_point, ATOL,
+                                                   "base_point"))
+        multiplier = class_mean_multipliers(self.epsilon, self.delta,
+                                            self.reference_n_iter, False, share)[1]
+        start = to_numpy(canonical_point(self.space))
+        return pooled_mean(self.space, start, n_samples, float(self.reference_clip_norm),
+                           self.reference_n_iter, multiplier,
+                           f"{type(self).__name__}: reference point"), None
+
+    def _set_reference(self, fitted, budget):
+        """Set the fitted attributes and the frame at ``base_point_``."""
+        self.__dict__.update(fitted, budget_=budget, method_=(
+            "public" if self.base_point is not None else "pooled_mean"))
+        self._frame = tangent_frame(self.space, to_numpy(self.base_point_))
 
     def transform(self, X):
         """Clipped orthonormal tangent coordinates at ``base_point_``.
@@ -156,25 +155,26 @@ class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
         rows : numpy.ndarray, shape=[n_samples, space.dim]
         """
         check_is_fitted(self, "base_point_")
-        return tangent_rows(self.space, self._frame, float(self.clip_norm), X)
+        points = check_shape(self.space, X, min_samples=1)
+        return tangent_rows(self.space, self._frame, float(self.clip_norm), points)
 
 
 class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
     """Differentially private tangent-space classifier: a private reference point, clipped
     orthonormal tangent coordinates at it, a private multinomial logistic regression.
 
-    The reference point takes ``reference_fraction`` of epsilon and delta
-    (``PrivateToTangentSpace``; none with a public ``base_point``); the linear model
-    (``learning.mechanisms.logistic``: noisy full-batch gradient descent with per-record
-    gradient clipping, the rows scaled by 1 / ``clip_norm`` into the unit ball) the rest.
+    One release (``mechanisms.tangent_logistic``): the reference point takes
+    ``reference_fraction`` of the mu^2 of the fit's (epsilon, delta)
+    (``PrivateToTangentSpace``; none with a public ``base_point``), the linear model the
+    rest (``mechanisms.logistic``: noisy full-batch gradient descent with per-record
+    gradient clipping on the rows scaled by 1 / ``clip_norm`` into the unit ball).
     Noisy gradient descent was chosen over objective perturbation (Chaudhuri, Monteleoni
     & Sarwate 2011; Kifer, Smith & Thakurta 2012) as the simpler release with an exact
-    accountant; the latter was not measured.
+    accountant; objective perturbation was not measured.
 
     Privacy. Adjacency: replace-one on whole records (point and label). Sensitivities:
-    the reference point's (``PrivateFrechetMean``, 2C/n per step) and 2G per gradient
-    step. Accountant: the budget composes the reference point's events and the
-    ``n_iter`` Gaussian steps (exact Gaussian DP), each calibrated to its share.
+    2C' per reference round, 2G per gradient step. Accountant: the rounds and steps are
+    Gaussian releases composed exactly in Gaussian DP to (epsilon, delta).
 
     Parameters
     ----------
@@ -188,15 +188,17 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
     base_point : array-like or None, shape=[*space.shape]
         A public reference point; None: released privately.
     reference_fraction : float
-        Share of epsilon and delta spent on the private reference point, in (0, 1).
+        Share of the budget's mu^2 spent on the private reference point, in (0, 1).
     clip_norm : float
         C: the tangent rows' norm bound.
     reference_clip_norm : float
-        The clip radius of the private reference point.
+        C': the clip radius of the reference point's tangent steps.
+    reference_n_iter : int
+        Its number of tangent steps.
     gradient_clip : float
-        G: per-record gradient clip (the rows scaled into the unit ball).
+        G: per-record gradient clip.
     regularization : float
-        lambda >= 0, on the coefficients (public).
+        lambda >= 0, on the coefficients (not the intercepts).
     n_iter : int
         Gradient steps (public).
     step_size : float
@@ -207,7 +209,7 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
 
     Attributes
     ----------
-    base_point_ : array-like, shape=[*space.shape]
+    base_point_ : numpy.ndarray, shape=[*space.shape]
     coef_ : numpy.ndarray, shape=[n_classes, space.dim]
         Coefficients on the rows scaled by 1 / ``clip_norm``.
     intercept_ : numpy.ndarray, shape=[n_classes]
@@ -219,11 +221,13 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
         "noisy_gd".
     noise_multiplier_ : float
         z of a gradient step.
+    noise_multipliers_ : dict
+        z of the reference rounds and of the gradient steps (private reference only).
     n_iter_ : int
     """
 
     _FITTED = ("base_point_", "coef_", "intercept_", "classes_", "budget_", "events_",
-               "method_", "noise_multiplier_", "n_iter_")
+               "method_", "noise_multiplier_", "noise_multipliers_", "n_iter_")
     _parameter_constraints = {
         **PrivateToTangentSpace._parameter_constraints,
         "classes": ["array-like", None],
@@ -236,11 +240,12 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
 
     def __init__(self, space, epsilon=1.0, delta=1e-5, classes=None, base_point=None,
                  reference_fraction=0.2, clip_norm=1.0, reference_clip_norm=3.0,
-                 gradient_clip=1.0, regularization=1e-3, n_iter=100, step_size=5.0,
-                 budget=None, random_state=None, secure=False):
+                 reference_n_iter=3, gradient_clip=1.0, regularization=1e-3, n_iter=100,
+                 step_size=5.0, budget=None, random_state=None, secure=False):
         super().__init__(space, epsilon=epsilon, delta=delta, base_point=base_point,
                          clip_norm=clip_norm, reference_clip_norm=reference_clip_norm,
-                         budget=budget, random_state=random_state, secure=secure)
+                         reference_n_iter=reference_n_iter, budget=budget,
+                         random_state=random_state, secure=secure)
         self.classes = classes
         self.reference_fraction = reference_fraction
         self.gradient_clip = gradient_clip
@@ -265,27 +270,25 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
         points = check_shape(self.space, X)
         classes, codes = class_codes(y, self.classes, len(points), private=True)
         share = 0.0 if self.base_point is not None else self.reference_fraction
-        epsilon, delta = self.epsilon * (1 - share), self.delta * (1 - share)
-        multiplier = calibrate_gaussian(epsilon, delta, self.n_iter)
-        mechanism = LogisticRelease(len(points), len(classes), int(self.space.dim),
-                                    float(self.gradient_clip), float(self.regularization),
-                                    self.n_iter, float(self.step_size), multiplier,
-                                    label=type(self).__name__)
-        budget.check(*mechanism.events())  # the model's room, before the reference point
-        rng = get_rng(self.random_state, self.secure)
-        self._fit_reference(points, budget, self.epsilon * share, self.delta * share, rng)
-        features = partial(tangent_rows, self.space, self._frame, float(self.clip_norm),
-                           check=True, scale=True)
-        fitted = run_release(dataclasses.replace(mechanism, features=features), budget,
-                             (points, codes), None, rng, self.secure)
-        self.__dict__.update(fitted, classes_=classes, method_="noisy_gd",
-                             events_=self.events_ + fitted["events_"])
+        reference, base_point = self._reference(len(points), share)
+        multiplier = share_noise_multipliers(self.epsilon, self.delta,
+                                             [(1 - share) / self.n_iter])[0]
+        logistic = LogisticRelease(len(points), len(classes), int(self.space.dim),
+                                   float(self.gradient_clip), float(self.regularization),
+                                   self.n_iter, float(self.step_size), multiplier,
+                                   label=type(self).__name__)
+        mechanism = TangentLogisticRelease(self.space, float(self.clip_norm), logistic,
+                                           reference, base_point)
+        fitted = run_release(mechanism, budget, (points, codes), None, self.random_state,
+                             self.secure)
+        fitted.setdefault("noise_multipliers_", {"gradient": multiplier})
+        self._set_reference(fitted, budget)
+        self.__dict__.update(classes_=classes, method_="noisy_gd")
         return self
 
     def decision_function(self, X):
         """Scores of each class, shape=[n_samples, n_classes] (post-processing)."""
-        check_is_fitted(self, "coef_")
-        rows = tangent_rows(self.space, self._frame, float(self.clip_norm), X, scale=True)
+        rows = self.transform(X) / float(self.clip_norm)
         return rows @ self.coef_.T + self.intercept_
 
     def predict(self, X):
@@ -295,4 +298,3 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
     def predict_proba(self, X):
         """Softmax of the scores, shape=[n_samples, n_classes]."""
         return softmax(self.decision_function(X), axis=1)
-

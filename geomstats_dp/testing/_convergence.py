@@ -7,11 +7,11 @@ from geomstats_dp._backend import to_numpy
 from geomstats_dp.testing._observables import fit_data
 
 HUGE_EPSILON = 1e6
-RELEASES = ("estimate_", "components_")
+RELEASES = ("estimate_", "components_", "centroids_", "coef_", "base_point_")
 
 
 def release_of(estimator):
-    """The fitted estimator's main release (``estimate_`` or ``components_``)."""
+    """The fitted estimator's main release (the first of ``RELEASES`` it has)."""
     for name in RELEASES:
         if hasattr(estimator, name):
             return getattr(estimator, name)

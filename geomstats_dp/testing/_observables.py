@@ -16,7 +16,7 @@ RELEASED = frozenset({
     "estimate_", "components_", "mean_", "explained_variance_",
     "explained_variance_ratio_", "item_factors_", "item_offsets_", "labels_",
     "base_point_", "history_", "best_index_", "best_params_", "best_score_",
-    "best_estimator_", "cv_results_", "score_",
+    "best_estimator_", "cv_results_", "score_", "centroids_", "coef_", "intercept_",
 })
 
 

@@ -6,8 +6,11 @@ sums of every class at once, in orthonormal coordinates of T_{m_k} M
 
     S_k = sum_{i: y_i = k} clip_C(Log_{m_k}(x_i)) + xi_k,   xi_k ~ N(0, sigma^2 I_d),
 
-and steps m_k <- Exp_{m_k}(S_k / n_k): full-batch Riemannian gradient descent on each
-class's Frechet function with unit step, the K classes' gradient sums one Gaussian query.
+and steps m_k <- Exp_{m_k}(P_C(S_k / n_k)): full-batch Riemannian gradient descent on
+each class's Frechet function with unit step, the K classes' gradient sums one Gaussian
+query; P_C projects onto the ball of radius C, where the clipped mean lies
+(post-processing: it keeps a noisy step, or a step by a small noisy count, from throwing
+the point far away).
 
 Privacy. Labels public (``private_labels=False``): neighbouring datasets differ in the
 features of one record, its label kept; the class sizes n_k are public, one class's sum
@@ -44,16 +47,24 @@ COUNT_SHARE = 0.05  # of mu^2, spent on the noisy class counts when the labels a
 COUNT_SENSITIVITY = np.sqrt(2.0)  # l2: a record leaves one class and joins another
 
 
-def class_mean_multipliers(epsilon, delta, n_iter, private_labels):
-    """(count multiplier or None, sum multiplier per round), from public quantities."""
+def class_mean_multipliers(epsilon, delta, n_iter, private_labels, share=1.0):
+    """(count multiplier or None, sum multiplier per round) of a release taking ``share``
+    of the mu^2 of an (epsilon, delta) budget, from public quantities."""
     count_share = COUNT_SHARE if private_labels else 0.0
-    shares = [(1 - count_share) / n_iter] * n_iter
+    shares = [share * (1 - count_share) / n_iter] * n_iter
     if private_labels:
-        shares = [count_share, *shares]
+        shares = [share * count_share, *shares]
     multipliers = share_noise_multipliers(epsilon, delta, shares)
     if private_labels:
         return multipliers[0], multipliers[1]
     return None, multipliers[0]
+
+
+def pooled_mean(space, start, n_samples, clip_norm, n_iter, multiplier, label):
+    """The release of one private mean of all the records (one public class of size n):
+    read ``release((points, zeros), ...)["centroids_"][0]``."""
+    return ClassMeansRelease(space, start, 1, clip_norm, n_iter, multiplier, None,
+                             (n_samples,), label=label)
 
 
 @dataclass(frozen=True)
@@ -134,10 +145,10 @@ class ClassMeansRelease(Mechanism):
             noisy = np.asarray(to_numpy(noisy_stage(
                 sums, noise, label=f"{self.label}: class sums", law="gaussian",
                 scale=sigma, sensitivity=2 * self.clip_norm, dim=sums.size)))
+            steps = clip_rows(noisy / sizes[:, None], self.clip_norm)
             centroids = [
-                to_numpy(self.space.metric.exp(
-                    tangent_vector(self.space, frame, noisy[k] / sizes[k]),
-                    to_backend(frame.base_point)))
+                to_numpy(self.space.metric.exp(tangent_vector(self.space, frame, steps[k]),
+                                               to_backend(frame.base_point)))
                 for k, frame in enumerate(frames)]
         centroids = np.stack(centroids)
         check_finite_array(centroids, "centroids_")

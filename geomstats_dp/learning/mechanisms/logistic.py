@@ -15,7 +15,6 @@ Sensitivity of a step's sum: 2G (one clipped gradient replaced by another). Acco
 Gaussian DP (one GaussianEvent with ``n_steps``), calibrated before any data is read.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,9 +47,6 @@ class LogisticRelease(Mechanism):
         z.
     label : str
         Prefix of the ledger event.
-    features : callable or None
-        A public map from the records to rows of norm at most 1, applied when the release
-        reads them (None: the records are such rows).
     """
 
     n_samples: int
@@ -62,7 +58,6 @@ class LogisticRelease(Mechanism):
     step_size: float
     noise_multiplier: float
     label: str = "logistic"
-    features: Callable | None = None
 
     def events(self):
         sensitivity = 2 * self.gradient_clip
@@ -71,10 +66,9 @@ class LogisticRelease(Mechanism):
                                          label=f"{self.label}: gradient sums"),)
 
     def release(self, data, weights, rng):
-        """Fit on ``data = (records, codes)``, the rows (``features``) clipped to norm 1;
+        """Fit on ``data = (rows, codes)``, the rows clipped to norm 1 (again);
         returns ``coef_``, shape=[n_classes, n_features], and ``intercept_``."""
-        records, codes = data
-        rows = records if self.features is None else self.features(records)
+        rows, codes = data
         inputs = np.hstack([clip_rows(np.nan_to_num(rows, nan=0.0, posinf=0.0,
                                                     neginf=0.0), 1.0),
                             np.ones((len(rows), 1))])
