@@ -159,7 +159,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
 
     def predict(self, X):
         """The class of the nearest centroid, shape=[n_samples]."""
-        return self.classes_[np.argmin(self.transform(X), axis=1)]
+        distances = self.transform(X)
+        return self.classes_[np.argmin(distances, axis=1)]
 
     def predict_proba(self, X):
         """Softmax of minus the squared distances (as pyRiemann's MDM),

@@ -288,12 +288,14 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
 
     def decision_function(self, X):
         """Scores of each class, shape=[n_samples, n_classes] (post-processing)."""
+        check_is_fitted(self, "coef_")
         rows = self.transform(X) / float(self.clip_norm)
         return rows @ self.coef_.T + self.intercept_
 
     def predict(self, X):
         """The class of the largest score, shape=[n_samples]."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        scores = self.decision_function(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
         """Softmax of the scores, shape=[n_samples, n_classes]."""
