@@ -6,13 +6,18 @@ that depend on the earlier ones: a deterministic frame, continuous in p, built f
 metric's inner product alone (log-Euclidean, affine-invariant, or any other metric). The
 Euclidean norm of coordinates is the Riemannian norm of the vector, so that an isotropic
 Gaussian in coordinates is the isotropic tangent Gaussian, and clipping coordinates clips
-in the metric.
+in the metric. For the affine-invariant metric of SPD matrices the frame has a closed form
+(the orthonormal basis of symmetric matrices carried by p^{1/2} . p^{1/2}), which avoids
+the ambient Gram matrix (n^4 inner products); for Euclidean rows the frame is the
+canonical basis.
 """
 
 from dataclasses import dataclass
 
 import geomstats.backend as gs
 import numpy as np
+from geomstats.geometry.euclidean import EuclideanMetric
+from geomstats.geometry.spd_matrices import SPDAffineMetric, SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
 
@@ -63,6 +68,29 @@ def _independent(gram, dim):
     return chosen
 
 
+def _symmetric_basis(size):
+    """U, shape=[size^2, size (size + 1) / 2]: vec(S) = U c for the coordinates c of a
+    symmetric S in the Frobenius-orthonormal basis (E_ii; (E_ij + E_ji) / sqrt(2))."""
+    rows, cols = np.triu_indices(size)
+    basis = np.zeros((size, size, len(rows)))
+    weight = np.where(rows == cols, 1.0, 1 / np.sqrt(2))
+    basis[rows, cols, np.arange(len(rows))] = weight
+    basis[cols, rows, np.arange(len(rows))] = weight
+    return basis.reshape(size * size, -1)
+
+
+def _affine_invariant_frame(point):
+    """The closed-form frame of the affine-invariant metric at an SPD ``point``:
+    c = U^T vec(p^{-1/2} v p^{-1/2}), v = p^{1/2} unvec(U c) p^{1/2}."""
+    values, vectors = np.linalg.eigh(point)
+    root = (vectors * np.sqrt(values)) @ vectors.T
+    inverse_root = (vectors / np.sqrt(values)) @ vectors.T
+    basis = _symmetric_basis(len(point))
+    to_coordinates = basis.T @ np.kron(inverse_root, inverse_root)
+    from_coordinates = (np.kron(root, root) @ basis).T
+    return TangentFrame(point, to_coordinates, from_coordinates)
+
+
 def tangent_frame(space, base_point):
     """The orthonormal frame of T_p M at ``base_point`` (module docstring).
 
@@ -76,6 +104,11 @@ def tangent_frame(space, base_point):
     -------
     frame : TangentFrame
     """
+    if isinstance(space, SPDMatrices) and type(space.metric) is SPDAffineMetric:
+        return _affine_invariant_frame(np.asarray(to_numpy(base_point), dtype=float))
+    if type(space.metric) is EuclideanMetric and len(space.shape) == 1:
+        identity = np.eye(space.shape[0])
+        return TangentFrame(np.asarray(to_numpy(base_point)), identity, identity)
     point = to_backend(base_point)
     ambient = int(np.prod(space.shape))
     basis = gs.reshape(gs.eye(ambient), (ambient, *space.shape))

@@ -8,6 +8,7 @@ import pickle
 import geomstats.backend as gs
 import numpy as np
 import pytest
+from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDLogEuclideanMetric, SPDMatrices
 from geomstats.learning.frechet_mean import FrechetMean
 from geomstats.learning.mdm import RiemannianMinimumDistanceToMean
@@ -25,7 +26,7 @@ from geomstats_dp.learning import (
     PrivateTangentSpaceClassifier,
     PrivateToTangentSpace,
 )
-from geomstats_dp.learning._tangent_frame import coordinates, tangent_frame
+from geomstats_dp.learning._tangent_frame import coordinates, tangent_frame, tangent_vector
 from geomstats_dp.privacy import PrivacyBudget, PrivacyLeakWarning
 from geomstats_dp.privacy.stages import observe_stages
 from geomstats_dp.testing import check_stage_sensitivity
@@ -157,14 +158,20 @@ LOG_EUCLIDEAN = SPDMatrices(3)
 LOG_EUCLIDEAN.equip_with_metric(SPDLogEuclideanMetric)
 
 
-@pytest.mark.parametrize("space", [SPDMatrices(3), LOG_EUCLIDEAN], ids=["ai", "le"])
+@pytest.mark.parametrize("space", [SPDMatrices(3), LOG_EUCLIDEAN, Hypersphere(3)],
+                         ids=["ai", "le", "sphere"])
 def test_frame_coordinates_are_an_isometry(space):
-    X, _ = _classes(n_per_class=4)
+    """<c_i, c_j> = <Log_p x_i, Log_p x_j>_p, and the coordinates map back to the logs."""
+    X = (_classes(n_per_class=4)[0] if isinstance(space, SPDMatrices)
+         else space.random_riemannian_normal(mean=space.random_point(), n_samples=12))
     point = X[1]
-    rows = coordinates(space, tangent_frame(space, to_numpy(point)), X)
+    frame = tangent_frame(space, to_numpy(point))
+    rows = coordinates(space, frame, X)
     logs = space.metric.log(X, point)
     gram = np.stack([to_numpy(space.metric.inner_product(logs, log, point)) for log in logs])
     np.testing.assert_allclose(rows @ rows.T, gram, atol=1e-8)
+    np.testing.assert_allclose(to_numpy(tangent_vector(space, frame, rows)), to_numpy(logs),
+                               atol=1e-8)
 
 
 def test_transformer_with_a_public_base_point_charges_nothing_and_clips():
