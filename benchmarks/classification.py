@@ -107,9 +107,9 @@ def _fold_rows(dataset, space, X, y, train, test, seed, fold):
     for name in ("mdm", "tangent_lr"):
         start = time.perf_counter()
         predicted = _non_private(name, space, X[train], y[train], X[test])
-        rows.append(dict(dataset=dataset, method=name, epsilon=np.inf, seed=seed, fold=fold,
-                         accuracy=float(np.mean(predicted == y[test])),
-                         seconds=time.perf_counter() - start))
+        rows.append({"dataset": dataset, "method": name, "epsilon": np.inf, "seed": seed,
+                     "fold": fold, "accuracy": float(np.mean(predicted == y[test])),
+                     "seconds": time.perf_counter() - start})
     for epsilon in EPSILONS:
         for name in PRIVATE:
             model = _private(name, space, classes, epsilon, seed * 100 + fold)
@@ -118,9 +118,10 @@ def _fold_rows(dataset, space, X, y, train, test, seed, fold):
             test_X = X[test].reshape(len(test), -1) if flat else X[test]
             start = time.perf_counter()
             predicted = model.fit(train_X, y[train]).predict(test_X)
-            rows.append(dict(dataset=dataset, method=name, epsilon=epsilon, seed=seed,
-                             fold=fold, accuracy=float(np.mean(predicted == y[test])),
-                             seconds=time.perf_counter() - start))
+            rows.append({"dataset": dataset, "method": name, "epsilon": epsilon,
+                         "seed": seed, "fold": fold,
+                         "accuracy": float(np.mean(predicted == y[test])),
+                         "seconds": time.perf_counter() - start})
     return rows
 
 

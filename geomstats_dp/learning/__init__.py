@@ -15,7 +15,15 @@ from geomstats_dp.learning.tangent_space import (
     PrivateToTangentSpace,
 )
 
-__all__ = ["NoiseDominatesWarning", "PrivateERM", "PrivateFrechetMean",
-           "PrivateMatrixCompletion", "PrivateMDM", "PrivatePCA", "PrivateStructuredPrediction", "PrivateTangentSpaceClassifier",
-           "PrivateToTangentSpace",
-           "ScheduleStopsShortWarning"]
+__all__ = [
+    "NoiseDominatesWarning",
+    "PrivateERM",
+    "PrivateFrechetMean",
+    "PrivateMDM",
+    "PrivateMatrixCompletion",
+    "PrivatePCA",
+    "PrivateStructuredPrediction",
+    "PrivateTangentSpaceClassifier",
+    "PrivateToTangentSpace",
+    "ScheduleStopsShortWarning",
+]

@@ -1,6 +1,7 @@
 """Private minimum distance to mean: one private Riemannian mean per class."""
 
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import softmax
@@ -19,7 +20,6 @@ from geomstats_dp.learning.mechanisms.class_means import (
     class_mean_multipliers,
 )
 from geomstats_dp.optim.initial_point import check_init_point
-
 
 
 class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
@@ -83,7 +83,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
 
     _FITTED = ("centroids_", "classes_", "budget_", "events_", "method_",
                "noise_multiplier_", "noise_multipliers_", "n_iter_")
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "space": "no_validation",
         "labels": [StrOptions({"private", "public"})],
         "classes": ["array-like", None],

@@ -1,6 +1,7 @@
 """Private tangent-space features and the private tangent-space classifier."""
 
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import softmax
@@ -72,7 +73,7 @@ class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
     """
 
     _FITTED = ("base_point_", "budget_", "events_", "method_")
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "space": "no_validation",
         "base_point": ["array-like", None],
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
@@ -228,7 +229,7 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
 
     _FITTED = ("base_point_", "coef_", "intercept_", "classes_", "budget_", "events_",
                "method_", "noise_multiplier_", "noise_multipliers_", "n_iter_")
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PrivateToTangentSpace._parameter_constraints,
         "classes": ["array-like", None],
         "reference_fraction": [Interval(Real, 0, 1, closed="neither")],

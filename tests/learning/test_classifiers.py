@@ -5,7 +5,6 @@ adjacency, pyRiemann interop."""
 import math
 import pickle
 
-import geomstats.backend as gs
 import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
@@ -26,7 +25,11 @@ from geomstats_dp.learning import (
     PrivateTangentSpaceClassifier,
     PrivateToTangentSpace,
 )
-from geomstats_dp.learning._tangent_frame import coordinates, tangent_frame, tangent_vector
+from geomstats_dp.learning._tangent_frame import (
+    coordinates,
+    tangent_frame,
+    tangent_vector,
+)
 from geomstats_dp.privacy import PrivacyBudget, PrivacyLeakWarning
 from geomstats_dp.privacy.stages import observe_stages
 from geomstats_dp.testing import check_stage_sensitivity
