@@ -264,3 +264,15 @@ def test_pyriemann_covariances_go_straight_in():
                                                 random_state=0)):
         pipeline = make_pipeline(pyriemann.estimation.Covariances(), model)
         assert cross_val_score(pipeline, signals, y, cv=3).mean() > 0.9
+
+
+@pytest.mark.backend_independent
+@pytest.mark.parametrize("estimator", [PrivateMDM, PrivateToTangentSpace,
+                                       PrivateTangentSpaceClassifier])
+def test_docstring_parameters_are_the_constructor_signature(estimator):
+    import inspect
+    import re
+
+    section = estimator.__doc__.split("Parameters\n    ----------\n")[1].split("\n\n")[0]
+    documented = re.findall(r"^    (\w+) :", section, flags=re.MULTILINE)
+    assert documented == list(inspect.signature(estimator.__init__).parameters)[1:]
