@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import geomstats.backend as gs
 import numpy as np
-from geomstats.geometry.euclidean import EuclideanMetric
+from geomstats.geometry.euclidean import CanonicalEuclideanMetric
 from geomstats.geometry.spd_matrices import SPDAffineMetric, SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
@@ -106,7 +106,7 @@ def tangent_frame(space, base_point):
     """
     if isinstance(space, SPDMatrices) and type(space.metric) is SPDAffineMetric:
         return _affine_invariant_frame(np.asarray(to_numpy(base_point), dtype=float))
-    if type(space.metric) is EuclideanMetric and len(space.shape) == 1:
+    if isinstance(space.metric, CanonicalEuclideanMetric) and len(space.shape) == 1:
         identity = np.eye(space.shape[0])
         return TangentFrame(np.asarray(to_numpy(base_point)), identity, identity)
     point = to_backend(base_point)
