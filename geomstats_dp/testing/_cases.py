@@ -384,6 +384,72 @@ def _search_cases():
     ]
 
 
+def _two_classes(space):
+    """Two clouds of N_SAMPLES / 2 points each, on either side of the canonical point, and
+    their labels."""
+    first = to_numpy(_cloud(space, N_SAMPLES // 2, 0.3, SEED, offset=0.5))
+    second = to_numpy(_cloud(space, N_SAMPLES // 2, 0.3, SEED + 7, offset=0.5))
+    X = to_backend(np.concatenate([first, second]))
+    return X, np.repeat([0, 1], N_SAMPLES // 2)
+
+
+def mdm_reference(space):
+    """geomstats' non-private class means (``RiemannianMinimumDistanceToMean``)."""
+    from geomstats.learning.mdm import RiemannianMinimumDistanceToMean
+
+    def reference(X, y):
+        return RiemannianMinimumDistanceToMean(space).fit(X, to_backend(y)).mean_estimates_
+
+    return reference
+
+
+def tangent_logistic_reference(space, clip_norm, regularization):
+    """scikit-learn's LogisticRegression on the clipped orthonormal tangent rows at
+    geomstats' Frechet mean, scaled by 1 / clip_norm (the coefficients)."""
+    from sklearn.linear_model import LogisticRegression
+
+    from geomstats_dp.learning._tangent_frame import tangent_frame
+    from geomstats_dp.learning.mechanisms.tangent_logistic import tangent_rows
+
+    def reference(X, y):
+        frame = tangent_frame(space, to_numpy(FrechetMean(space).fit(X).estimate_))
+        rows = tangent_rows(space, frame, clip_norm, X) / clip_norm
+        binary = len(np.unique(y)) == 2  # softmax rows w0 = -w1 = w / 2: penalty lambda / 2
+        model = LogisticRegression(C=(2 if binary else 1) / (len(rows) * regularization),
+                                   tol=1e-12, max_iter=10_000).fit(rows, y)
+        coef = model.coef_
+        return np.concatenate([-coef / 2, coef / 2]) if binary else coef
+
+    return reference
+
+
+def _classifier_cases():
+    from geomstats_dp.learning import (
+        PrivateMDM,
+        PrivateTangentSpaceClassifier,
+        PrivateToTangentSpace,
+    )
+
+    space = SPDMatrices(2)
+    X, y = _two_classes(space)
+    cases = [Case(f"PrivateMDM(labels={labels!r},space=spd)",
+                  PrivateMDM(space, labels=labels, classes=[0, 1], random_state=SEED), X, y,
+                  reference=mdm_reference(space), tolerance=5e-2)
+             for labels in ("private", "public")]
+    cases.append(Case("PrivateToTangentSpace(space=spd)",
+                      PrivateToTangentSpace(space, reference_clip_norm=1.0,
+                                            random_state=SEED), X,
+                      reference=frechet_mean_reference(space),
+                      distance=riemannian_distance(space), tolerance=5e-2))
+    classifier = PrivateTangentSpaceClassifier(
+        space, classes=[0, 1], reference_clip_norm=1.0, regularization=0.1, step_size=1.0,
+        n_iter=200, random_state=SEED)
+    cases.append(Case("PrivateTangentSpaceClassifier(space=spd)", classifier, X, y,
+                      reference=tangent_logistic_reference(space, 1.0, 0.1),
+                      tolerance=5e-2))
+    return cases
+
+
 def built_in_cases():
     """Every public estimator and every method it offers, on the active backend.
 
@@ -395,4 +461,5 @@ def built_in_cases():
 
     return [*_frechet_mean_cases(), *_erm_cases(), *_pca_cases(),
             *_matrix_completion_cases(), *_structured_prediction_cases(),
-            *_federated_cases(), *_search_cases(), *manifold_cases()]
+            *_federated_cases(), *_search_cases(), *manifold_cases(),
+            *_classifier_cases()]
