@@ -6,7 +6,12 @@ and the gradient release plan.
 """
 
 from geomstats_dp.learning._base import PrivateEstimator
-from geomstats_dp.learning._data import check_array, check_record_shape
+from geomstats_dp.learning._data import (
+    check_array,
+    check_record_shape,
+    check_sample_count,
+    check_shape,
+)
 from geomstats_dp.learning._defaults import (
     SVRG_SINGLE_CLIP_RATIO,
     default_batch_size,
@@ -32,5 +37,6 @@ __all__ = ["SVRG_SINGLE_CLIP_RATIO", "NoiseDominatesWarning", "PrivateERM",
            "PrivateEstimator", "PrivateFrechetMean", "PrivateGeometricMedian", "PrivateKMeans",
            "PrivateMatrixCompletion", "PrivatePCA", "PrivateStructuredPrediction",
            "PrivateTangentPCA", "ScheduleStopsShortWarning", "check_array",
-           "check_record_shape", "default_batch_size", "default_inner_steps",
-           "default_n_iter", "default_step_size", "plan_gradient_release"]
+           "check_record_shape", "check_sample_count", "check_shape", "default_batch_size",
+           "default_inner_steps", "default_n_iter", "default_step_size",
+           "plan_gradient_release"]

@@ -17,11 +17,8 @@ import numpy as np
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import as_numpy, to_backend
-from geomstats_dp._validation import (
-    check_finite_array,
-    check_on_space,
-    check_positive_finite,
-)
+from geomstats_dp._validation import check_finite_array, check_positive_finite
+from geomstats_dp.distributions.membership import check_on_space
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import zero_nonfinite

@@ -56,6 +56,7 @@ from geomstats_dp.testing._composition import (
     stages_pld,
     stages_rdp,
 )
+from geomstats_dp.testing._neighbours import adjacency, worst_case_neighbours
 from geomstats_dp.testing._recording import record_fit, replay_fit
 
 # the ledger may lie this far below the independent value (the PLD's pessimistic
@@ -370,8 +371,6 @@ def default_neighbours(estimator, X, y=None):
     """Every record replaced in turn (``replaced_records``) under replace-one adjacency;
     under another (add/remove, user level, label level), the worst-case neighbours of
     ``_neighbours``, which follow it."""
-    from geomstats_dp.testing._neighbours import adjacency, worst_case_neighbours
-
     if adjacency(estimator) == "replace_one":
         return replaced_records(X, y)
     return worst_case_neighbours(estimator, X, y)

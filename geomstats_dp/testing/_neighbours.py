@@ -15,6 +15,8 @@ compare neighbours skip a neighbour the estimator refuses that way.
 import numpy as np
 
 from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.learning import PrivateMatrixCompletion, PrivateStructuredPrediction
+from geomstats_dp.optim import SquaredDistanceLoss, canonical_point
 
 ROW = 0  # the record replaced
 FAR = 1e3  # "far outside the bound": this many clip radii away
@@ -24,11 +26,6 @@ HUGE = 1e300
 def adjacency(estimator):
     """The adjacency an estimator states: "replace_one", "add_remove", "user_level" or
     "label_level" (a search or a score: that of the estimator it wraps)."""
-    from geomstats_dp.learning import (
-        PrivateMatrixCompletion,
-        PrivateStructuredPrediction,
-    )
-
     if isinstance(estimator, PrivateMatrixCompletion):
         return "user_level"
     if isinstance(estimator, PrivateStructuredPrediction):
@@ -57,8 +54,6 @@ def _points_space(estimator, records):
     if space is None or tuple(records.shape[1:]) != tuple(space.shape):
         return None
     loss = getattr(estimator, "loss", None)
-    from geomstats_dp.optim import SquaredDistanceLoss
-
     if loss is not None and not isinstance(loss, SquaredDistanceLoss):
         return None  # rows a user's loss reads, not points the estimator checks
     return space
@@ -76,8 +71,6 @@ def _clip_bound(estimator):
 
 def _point_records(space, records, bound):
     """Adversarial replacements of ``records[ROW]``, a point of ``space``."""
-    from geomstats_dp.optim import canonical_point
-
     start = canonical_point(space)
     record = to_backend(records[ROW])
     direction = space.metric.log(record, start)
