@@ -15,8 +15,7 @@ from geomstats.learning.frechet_mean import FrechetMean
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.optim import canonical_point
-from geomstats_dp.testing._accounting import replaced_records
-from geomstats_dp.testing._neighbours import adjacency
+from geomstats_dp.testing._neighbours import adjacency, replaced_records
 
 N_SAMPLES = 40
 SEED = 0

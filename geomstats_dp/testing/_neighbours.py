@@ -164,3 +164,42 @@ def worst_case_neighbours(estimator, X, y=None):
         replacements.update(_non_finite(records[ROW]))
     for name, changed in _replaced(records, replacements):
         yield name, to_backend(changed), y
+
+
+def replaced_records(X, y=None, indices=None):
+    """Neighbours of (X, y) with record i replaced by the record n // 2 rows further.
+
+    Yields
+    ------
+    name : str
+    X2, y2 : array-like
+        For a list of arrays (a federation), the record is replaced within its agent.
+    """
+    if isinstance(X, (list, tuple)):
+        for agent, records in enumerate(X):
+            records = to_numpy(records)
+            for index in (range(len(records)) if indices is None else indices):
+                X2 = [to_numpy(part) for part in X]
+                X2[agent] = records.copy()
+                X2[agent][index] = records[(index + len(records) // 2) % len(records)]
+                yield f"agent {agent} record {index} replaced", X2, y
+        return
+    X = to_numpy(X)
+    for index in (range(len(X)) if indices is None else indices):
+        other = (index + len(X) // 2) % len(X)
+        X2 = X.copy()
+        X2[index] = X[other]
+        y2 = None
+        if y is not None:
+            y2 = to_numpy(y).copy()
+            y2[index] = to_numpy(y)[other]
+        yield f"record {index} replaced by record {other}", X2, y2
+
+
+def default_neighbours(estimator, X, y=None):
+    """Every record replaced in turn (``replaced_records``) under replace-one adjacency;
+    under another (add/remove, user level, label level), the worst-case neighbours of
+    ``_neighbours``, which follow it."""
+    if adjacency(estimator) == "replace_one":
+        return replaced_records(X, y)
+    return worst_case_neighbours(estimator, X, y)

@@ -20,12 +20,10 @@ from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.privacy import GaussianEvent, PureEvent
 from geomstats_dp.privacy import renyi as renyi_module
 from geomstats_dp.privacy.stages import observe_stages
-from geomstats_dp.testing._accounting import (
-    check_ledger_composition,
-    check_touched_stages,
-    replaced_records,
-)
+from geomstats_dp.testing._accounting import check_ledger_composition
+from geomstats_dp.testing._neighbours import replaced_records
 from geomstats_dp.testing._recording import record_fit
+from geomstats_dp.testing._touched import check_touched_stages
 
 SPHERE = Hypersphere(2)
 
