@@ -9,6 +9,7 @@ non-finite; ``private_score`` clips them, so no value of the data raises.
 """
 
 import numpy as np
+from sklearn.base import ClassifierMixin
 
 from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
 from geomstats_dp.learning import (
@@ -44,6 +45,13 @@ def structured_prediction_losses(estimator, X, y):
     return to_numpy(estimator.space.metric.squared_dist(predictions, to_backend(to_numpy(y))))
 
 
+def classification_losses(estimator, X, y):
+    """0-1 loss of each prediction of a private classifier (PrivateMDM, ...)."""
+    if y is None:
+        raise ValueError("y must hold the labels of X for a classifier")
+    return (np.asarray(estimator.predict(X)) != np.asarray(y)).astype(np.float64)
+
+
 def point_losses(estimator, X, y=None):
     """The estimator's per-sample loss at its released point ``estimate_`` (PrivateERM,
     PrivateFrechetMean: d^2 / 2, PriRFed)."""
@@ -58,6 +66,7 @@ LOSSES = (  # the first class that matches wins: subclasses before their bases
     (PrivateMatrixCompletion, matrix_completion_losses),
     (PrivateStructuredPrediction, structured_prediction_losses),
     (PrivateERM, point_losses),
+    (ClassifierMixin, classification_losses),
 )
 
 
@@ -71,6 +80,8 @@ def record_shapes(estimator):
         return (estimator.n_features_in_,), None
     if isinstance(estimator, PrivateStructuredPrediction):
         return (estimator.n_features_in_,), tuple(estimator.space.shape)
+    if isinstance(estimator, ClassifierMixin) and hasattr(estimator, "space"):
+        return tuple(estimator.space.shape), ()
     loss = estimator._make_loss() if hasattr(estimator, "_make_loss") else None
     if isinstance(loss, SquaredDistanceLoss):
         return tuple(loss.space.shape), None
@@ -83,7 +94,7 @@ def record_losses(estimator, X, y=None):
     Parameters
     ----------
     estimator : PrivateFrechetMean, PrivateERM, PrivatePCA, PrivateMatrixCompletion,
-        PrivateStructuredPrediction or PriRFed
+        PrivateStructuredPrediction, PriRFed or a private classifier (0-1 loss)
         Fitted.
     X : array-like, shape=[n_samples, ...]
     y : array-like, shape=[n_samples, ...], optional

@@ -15,7 +15,8 @@ import inspect
 
 from geomstats_dp.testing._accounting import check_ledger_composition
 from geomstats_dp.testing._audit import check_audit, halved_noise
-from geomstats_dp.testing._cases import Case, built_in_cases
+from geomstats_dp.testing._case import Case
+from geomstats_dp.testing._cases import built_in_cases
 from geomstats_dp.testing._convergence import check_convergence
 from geomstats_dp.testing._domain import check_input_domain
 from geomstats_dp.testing._mechanism import MechanismEstimator, mechanism_case

@@ -13,8 +13,11 @@ import numpy as np
 from geomstats.geometry.euclidean import Euclidean
 from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
+from geomstats.geometry.spd_matrices import SPDMatrices
 from geomstats.learning.frechet_mean import FrechetMean
+from geomstats.learning.mdm import RiemannianMinimumDistanceToMean
 from sklearn.decomposition import PCA
+from sklearn.linear_model import LogisticRegression
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
@@ -24,10 +27,15 @@ from geomstats_dp.learning import (
     PrivateEstimator,
     PrivateFrechetMean,
     PrivateMatrixCompletion,
+    PrivateMDM,
     PrivatePCA,
     PrivateStructuredPrediction,
+    PrivateTangentSpaceClassifier,
+    PrivateToTangentSpace,
+    tangent_frame,
 )
 from geomstats_dp.learning.mechanisms.choice import RGD_NOISE_THRESHOLD
+from geomstats_dp.learning.mechanisms.tangent_logistic import tangent_rows
 from geomstats_dp.model_selection import (
     PrivateGridSearchCV,
     PrivateRandomizedSearchCV,
@@ -277,6 +285,59 @@ def _search_cases():
     ]
 
 
+def _two_classes(space):
+    """Two clouds of N_SAMPLES / 2 points each, on either side of the canonical point, and
+    their labels."""
+    first = to_numpy(_cloud(space, N_SAMPLES // 2, 0.3, SEED, offset=0.5))
+    second = to_numpy(_cloud(space, N_SAMPLES // 2, 0.3, SEED + 7, offset=0.5))
+    X = to_backend(np.concatenate([first, second]))
+    return X, np.repeat([0, 1], N_SAMPLES // 2)
+
+
+def mdm_reference(space):
+    """geomstats' non-private class means (``RiemannianMinimumDistanceToMean``)."""
+    def reference(X, y):
+        return RiemannianMinimumDistanceToMean(space).fit(X, to_backend(y)).mean_estimates_
+
+    return reference
+
+
+def tangent_logistic_reference(space, clip_norm, regularization):
+    """scikit-learn's LogisticRegression on the clipped orthonormal tangent rows at
+    geomstats' Frechet mean, scaled by 1 / clip_norm (the coefficients)."""
+    def reference(X, y):
+        frame = tangent_frame(space, to_numpy(FrechetMean(space).fit(X).estimate_))
+        rows = tangent_rows(space, frame, clip_norm, X) / clip_norm
+        binary = len(np.unique(y)) == 2  # softmax rows w0 = -w1 = w / 2: penalty lambda / 2
+        model = LogisticRegression(C=(2 if binary else 1) / (len(rows) * regularization),
+                                   tol=1e-12, max_iter=10_000).fit(rows, y)
+        coef = model.coef_
+        return np.concatenate([-coef / 2, coef / 2]) if binary else coef
+
+    return reference
+
+
+def _classifier_cases():
+    space = SPDMatrices(2)
+    X, y = _two_classes(space)
+    cases = [Case(f"PrivateMDM(labels={labels!r},space=spd)",
+                  PrivateMDM(space, labels=labels, classes=[0, 1], random_state=SEED), X, y,
+                  reference=mdm_reference(space), tolerance=5e-2)
+             for labels in ("private", "public")]
+    cases.append(Case("PrivateToTangentSpace(space=spd)",
+                      PrivateToTangentSpace(space, reference_clip_norm=1.0,
+                                            random_state=SEED), X,
+                      reference=frechet_mean_reference(space),
+                      distance=riemannian_distance(space), tolerance=5e-2))
+    classifier = PrivateTangentSpaceClassifier(
+        space, classes=[0, 1], reference_clip_norm=1.0, regularization=0.1, step_size=1.0,
+        n_iter=200, random_state=SEED)
+    cases.append(Case("PrivateTangentSpaceClassifier(space=spd)", classifier, X, y,
+                      reference=tangent_logistic_reference(space, 1.0, 0.1),
+                      tolerance=5e-2))
+    return cases
+
+
 def built_in_cases():
     """Every public estimator and every method it offers, on the active backend.
 
@@ -286,4 +347,5 @@ def built_in_cases():
     """
     return [*_frechet_mean_cases(), *_erm_cases(), *_pca_cases(),
             *_matrix_completion_cases(), *_structured_prediction_cases(),
-            *_federated_cases(), *_search_cases(), *manifold_cases()]
+            *_federated_cases(), *_search_cases(), *manifold_cases(),
+            *_classifier_cases()]

@@ -8,12 +8,12 @@ from geomstats_dp.privacy import PrivacyBudget
 from geomstats_dp.testing._observables import fit_data
 
 HUGE_EPSILON = 1e6
-RELEASES = ("estimate_", "components_", "cluster_centers_")
+RELEASES = ("estimate_", "components_", "cluster_centers_", "centroids_", "coef_",
+            "base_point_")
 
 
 def release_of(estimator):
-    """The fitted estimator's main release (``RELEASES``: ``estimate_``, ``components_``
-    or ``cluster_centers_``)."""
+    """The fitted estimator's main release (the first of ``RELEASES`` it has)."""
     for name in RELEASES:
         if hasattr(estimator, name):
             return getattr(estimator, name)

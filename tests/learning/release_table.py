@@ -11,10 +11,12 @@ Recorded once per backend, as committed data, with
     GEOMSTATS_BACKEND=<backend> OMP_NUM_THREADS=1 python -m tests.learning.release_table
 
 and compared by ``tests/learning/test_release_table.py``. Rerecord only for a change
-meant to alter releases, and say so in its commit.
+meant to alter releases, and say so in its commit. A new estimator or case adds its keys
+with ``--add``, which refuses to run when a recorded release has changed.
 """
 
 import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -169,9 +171,33 @@ def releases():
     return out
 
 
+def changed(recorded, current):
+    """Keys of ``recorded`` whose release is missing from ``current`` or differs (to
+    1e-9 relative: the rounding of another CPU's BLAS kernels)."""
+    differing = []
+    for key, expected in recorded.items():
+        value = current.get(key)
+        if value is None or value.shape != expected.shape:
+            differing.append(key)
+        elif expected.dtype.kind in "fc":
+            if not np.allclose(value, expected, rtol=1e-9, atol=1e-12, equal_nan=True):
+                differing.append(key)
+        elif not np.array_equal(value, expected):
+            differing.append(key)
+    return differing
+
+
 if __name__ == "__main__":
     backend = os.environ.get("GEOMSTATS_BACKEND", "numpy")
     TABLE_DIR.mkdir(exist_ok=True)
     table = releases()
+    if "--add" in sys.argv[1:]:
+        with np.load(table_path(backend)) as stored:
+            recorded = dict(stored)
+        differing = changed(recorded, table)
+        if differing:
+            sys.exit(f"{len(differing)} recorded releases changed: {differing[:20]}")
+        print(f"{len(set(table) - set(recorded))} new keys")
+        table = {**table, **recorded}
     np.savez_compressed(table_path(backend), **table)
     print(f"{len(table)} releases recorded for {backend}")
