@@ -7,8 +7,7 @@ import pytest
 from geomstats_dp.federated.search_split import AgentSplit
 from geomstats_dp.model_selection.scores import GaussianScore
 from tests.conftest import shifted
-
-from .test_prirfed_search import BOUND, SIZES, _agents
+from tests.model_selection.test_prirfed_search import BOUND, SIZES, _agents
 
 
 def test_each_agent_is_split_with_public_sizes():
