@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from geomstats_dp._validation import check_positive_finite
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.optim.strategies import NoisyQuery, Strategy, check_noise_std
 from geomstats_dp.optim.weights import normalize_sample_weight
 
@@ -35,7 +36,7 @@ class FullBatch(Strategy):
         """One full-gradient release per step, sensitivity 2 C max_i w_i (2C/n uniform)."""
         max_weight = float(normalize_sample_weight(sample_weight, n_samples).max())
         query = NoisyQuery(
-            "full_gradient", 2 * self.clip_norm * max_weight, self.noise_std, n_iter, "none", 1.0
+            "full_gradient", clipped_sum_sensitivity(self.clip_norm, 1, max_weight), self.noise_std, n_iter, "none", 1.0
         )
         return (query,)
 
@@ -46,7 +47,7 @@ class FullBatch(Strategy):
     def stepper(self, oracle, transport):
         """Full clipped weighted gradient plus noise."""
 
-        sensitivity = 2 * self.clip_norm * oracle.max_weight  # as ``queries`` states it
+        sensitivity = clipped_sum_sensitivity(self.clip_norm, 1, oracle.max_weight)  # as ``queries`` states it
 
         def direction(point, round_step):
             gradient = oracle.clipped_sum(point, self.clip_norm)

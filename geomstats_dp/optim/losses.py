@@ -274,7 +274,7 @@ class AutodiffLoss(PerSampleLoss):
         """Gradients in the ambient coordinates, shape=[k, *space.shape]."""
         points = self._repeat(point, data.shape[0])
         if self.differentiation == "autodiff":
-            summed = lambda pts: gs.sum(self.function(pts, data))  # noqa: E731
+            summed = lambda pts: gs.sum(self.function(pts, data))
             _, grads = gs.autodiff.value_and_grad(summed, point_ndims=points.ndim)(points)
             return grads
         return self._finite_differences(points, data)

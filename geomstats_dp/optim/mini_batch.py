@@ -7,6 +7,7 @@ import geomstats.backend as gs
 import numpy as np
 
 from geomstats_dp._validation import check_positive_finite, check_positive_int
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.optim.strategies import (
     NoisyQuery,
     Strategy,
@@ -89,7 +90,7 @@ class MiniBatch(Strategy):
         """One mini-batch release per step, sensitivity 2 C n max_i w_i / b (2C/b uniform)."""
         self.check_n_samples(n_samples)
         factor = weight_factor(sample_weight, n_samples)
-        sensitivity = 2 * self.clip_norm * factor / self.batch_size
+        sensitivity = clipped_sum_sensitivity(self.clip_norm, self.batch_size, factor)
         query = NoisyQuery(
             "minibatch_gradient", sensitivity, self.noise_std, n_iter, self.sampling,
             self.rate(n_samples),

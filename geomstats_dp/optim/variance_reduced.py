@@ -7,6 +7,7 @@ import geomstats.backend as gs
 import numpy as np
 
 from geomstats_dp._validation import check_positive_finite, check_positive_int
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.optim.strategies import (
     NoisyQuery,
     Strategy,
@@ -103,7 +104,7 @@ class VarianceReduced(Strategy):
         full_releases = steps if self.snapshot_noise == "step" else self.n_rounds * n_iter
         full = NoisyQuery(
             "full_gradient",
-            2 * self.clip_norm_full * max_weight,
+            clipped_sum_sensitivity(self.clip_norm_full, 1, max_weight),
             self.noise_std_full,
             full_releases,
             "none",
@@ -122,7 +123,8 @@ class VarianceReduced(Strategy):
     def signal_bound(self, n_samples, sample_weight=None):
         """2 C1 n max_i w_i + C0: the difference of two clipped terms plus the (re-clipped)
         transported full gradient."""
-        return (2 * self.clip_norm_single * weight_factor(sample_weight, n_samples)
+        return (clipped_sum_sensitivity(self.clip_norm_single, 1,
+                                        weight_factor(sample_weight, n_samples))
                 + self.clip_norm_full)
 
     def stepper(self, oracle, transport):
@@ -140,7 +142,8 @@ class _VarianceReducedStepper:
         self.snapshot = self.full_gradient = self.noisy_full_gradient = self.indices = None
         # the stages of the two queries, as ``VarianceReduced.queries`` states them
         self.full_stage = {"label": "full_gradient",
-                           "sensitivity": 2 * strategy.clip_norm_full * oracle.max_weight}
+                           "sensitivity": clipped_sum_sensitivity(
+                               strategy.clip_norm_full, 1, oracle.max_weight)}
         self.single_stage = {
             "label": "variance_reduced_gradient",
             "sensitivity": 4 * strategy.clip_norm_single * oracle.weight_factor,
