@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.optim import FullBatch, SquaredDistanceLoss, clip_tangent_vectors, minimize
+from geomstats_dp.optim import (
+    FullBatch,
+    SquaredDistanceLoss,
+    clip_tangent_vectors,
+    minimize,
+)
 
 from .data import MEAN_SPACES, cloud, random_tangent
 from .spaces import SPACE_FACTORIES
