@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
-from geomstats_dp._backend import to_numpy
 from geomstats_dp import __version__
+from geomstats_dp._backend import to_numpy
 from geomstats_dp.cli import build_parser, main
-from geomstats_dp.cli_commands import make_space
 from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget, compose_epsilon
 from tests.conftest import BACKEND
@@ -188,19 +187,6 @@ def test_version(capsys):
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"geomstats-dp {__version__}"
-
-
-@pytest.mark.parametrize(
-    ("name", "shape", "extra", "expected"),
-    [("spd", (3, 3), {"metric": "log-euclidean"}, "SPDMatrices"),
-     ("sphere", (3,), {}, "Hypersphere"), ("hyperboloid", (3,), {}, "Hyperboloid"),
-     ("poincare", (2,), {}, "PoincareBall"), ("euclidean", (2,), {}, "Euclidean"),
-     ("grassmannian", (4, 4), {"rank": 2}, "Grassmannian"), ("stiefel", (4, 2), {}, "Stiefel")],
-)
-def test_every_space_of_the_python_api(name, shape, extra, expected):
-    space = make_space(name, shape, **extra)
-    assert type(space).__name__ == expected
-    assert tuple(space.shape) == shape
 
 
 def test_bad_arguments_exit_with_a_message(capsys):

@@ -15,32 +15,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "geomstats_dp"
-# Modules of other parts that still import a package module inside a function; their
-# owners remove them (each entry names what it still imports lazily).
-IN_FUNCTION_LEFT = {
-    "geomstats_dp._validation": {"geomstats_dp.distributions.registry"},
-    "geomstats_dp.learning.mechanisms.choice": {
-        "geomstats_dp.distributions", "geomstats_dp.distributions.laplace",
-        "geomstats_dp.distributions.laplace.mean_solver",
-        "geomstats_dp.distributions.laplace.riemannian_laplace",
-        "geomstats_dp.distributions.laplace.sensitivity"},
-    "geomstats_dp.testing._accounting": {"geomstats_dp.testing._neighbours"},
-    "geomstats_dp.testing._cases": {
-        "geomstats_dp.testing._accounting", "geomstats_dp.testing._neighbours",
-        "geomstats_dp.distributions", "geomstats_dp.model_selection",
-        "geomstats_dp.learning", "geomstats_dp.datasets.wordnet",
-        "geomstats_dp.federated", "geomstats_dp.optim"},
-    "geomstats_dp.testing._convergence": {"geomstats_dp.privacy"},
-    "geomstats_dp.testing._domain": {"geomstats_dp.optim"},
-    "geomstats_dp.testing._neighbours": {"geomstats_dp.learning", "geomstats_dp.optim"},
-    "geomstats_dp.testing._observables": {
-        "geomstats_dp.testing._recording", "geomstats_dp.privacy",
-        "geomstats_dp.testing._neighbours"},
-    "geomstats_dp.testing._reservation": {"geomstats_dp.privacy"},
-    "geomstats_dp.testing._sensitivity": {"geomstats_dp.testing._neighbours"},
-}
-# (importer, private module) pairs of other parts, left to their owners
-CROSSINGS_LEFT = {("geomstats_dp.testing._cases", "geomstats_dp.learning._base")}
+# Modules still allowed to import a package module inside a function (each entry names
+# what it imports lazily); empty: a new entry needs a reason, and a stale one fails.
+IN_FUNCTION_LEFT = {}
+# (importer, private module) pairs still allowed to cross into another package's privates
+CROSSINGS_LEFT = set()
 # modules that import an optional dependency at module level
 OPTIONAL = {"geomstats_dp.federated.flower_deploy": "flwr"}
 

@@ -8,9 +8,10 @@ and Ray issue are ignored (and ResourceWarnings: Ray's subprocess handles), and 
 ``PYTHONPATH`` (which Flower rewrites) too.
 
 Polling. Flower 1.41's simulation runtime moves messages by polling: its in-memory grid
-pulls the replies every ``pull_interval`` = 0.1 s and its message extractor
-(``vce_api.add_messages_to_queue``) looks for new messages every 0.1 s, so a round
-costs at least 0.1 s however fast the agents train. For the duration of the run both
+pulls the replies every ``pull_interval`` and its message extractor
+(``vce_api.add_messages_to_queue``) looks for new messages at a fixed interval (Flower's
+values are on the federated page of the docs), so a round costs at least that interval
+however fast the agents train. For the duration of the run both
 poll every ``poll_s`` (default ``POLL_S``) instead: the extractor is replaced by the same
 loop with the shorter wait (flwr is pinned to 1.41.x by the ``flower`` extra).
 """

@@ -6,7 +6,8 @@ tampered file, not the data.
 
 import numpy as np
 
-from geomstats_dp._validation import check_finite_array, check_on_space
+from geomstats_dp._validation import check_finite_array
+from geomstats_dp.distributions.membership import check_on_space
 
 RELEASE_ATOL = 1e-6
 

@@ -6,7 +6,12 @@ and the gradient release plan.
 """
 
 from geomstats_dp.learning._base import PrivateEstimator
-from geomstats_dp.learning._data import check_array, check_record_shape
+from geomstats_dp.learning._data import (
+    check_array,
+    check_record_shape,
+    check_sample_count,
+    check_shape,
+)
 from geomstats_dp.learning._defaults import (
     SVRG_SINGLE_CLIP_RATIO,
     default_batch_size,
@@ -19,6 +24,7 @@ from geomstats_dp.learning._diagnostics import (
     ScheduleStopsShortWarning,
 )
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
+from geomstats_dp.learning._tangent_frame import tangent_frame
 from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.frechet_mean import PrivateFrechetMean
 from geomstats_dp.learning.geometric_median import PrivateGeometricMedian
@@ -39,5 +45,5 @@ __all__ = ["SVRG_SINGLE_CLIP_RATIO", "NoiseDominatesWarning", "PrivateERM",
            "PrivateStructuredPrediction", "PrivateTangentPCA",
            "PrivateTangentSpaceClassifier", "PrivateToTangentSpace",
            "ScheduleStopsShortWarning", "check_array", "check_record_shape",
-           "default_batch_size", "default_inner_steps", "default_n_iter",
-           "default_step_size", "plan_gradient_release"]
+           "check_sample_count", "check_shape", "default_batch_size", "default_inner_steps",
+           "default_n_iter", "default_step_size", "plan_gradient_release", "tangent_frame"]

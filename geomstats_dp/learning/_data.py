@@ -3,7 +3,8 @@
 import numpy as np
 
 from geomstats_dp._dask import check_dask_array, is_dask_array
-from geomstats_dp._validation import check_finite_array, check_on_space
+from geomstats_dp._validation import check_finite_array
+from geomstats_dp.distributions.membership import check_on_space
 
 
 def check_array(X, name, min_ndim=2, lazy=False):

@@ -4,48 +4,20 @@ This is where the optimiser (which knows how its noisy queries are built) meets 
 accountant (which knows what a query's noise buys): each ``NoisyQuery`` of a strategy
 becomes one ``GaussianEvent``, so the noise drawn and the noise accounted come from one
 configuration. It is the one home of the gradient families (``FAMILIES``: what "rgd",
-"rsgd" and "rsvrg" are) and of the clipped-sum sensitivity (``clipped_sum_sensitivity``),
-which the tangent releases import.
+"rsgd" and "rsvrg" are); the clipped-sum sensitivity's is
+``optim.clipping.clipped_sum_sensitivity``.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from geomstats_dp.optim import FullBatch, MiniBatch, VarianceReduced
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.optim.strategies import weight_factor
 from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, calibrate_svrg
 
 EVENT_SAMPLING = {"none": "full", "without_replacement": "without_replacement",
                   "poisson": "poisson"}
-
-
-def clipped_sum_sensitivity(clip_norm, denominator, factor=1.0, adjacency="replace_one",
-                            multiplier=1.0):
-    """L2 sensitivity of sum_i clip_C(v_i) / denominator, times the weight factor (times
-    ``multiplier``: the noise standard deviation of noise multiplier z).
-
-    A record's clipped vector has norm <= C, so replacing it moves the sum by at most 2C
-    and adding or removing it by at most C: 2C/n for a full-batch mean, 2C/b for a batch
-    drawn without replacement, C/b for a Poisson batch (add/remove adjacency).
-
-    Parameters
-    ----------
-    clip_norm : float
-        C.
-    denominator : int or float
-        n (a full-batch mean) or b (a batch).
-    factor : float
-        The public weight factor n max_i w_i (exactly 1 for uniform weights).
-    adjacency : {"replace_one", "add_remove"}
-    multiplier : float
-        z; the product is taken in the order z C factor / denominator.
-
-    Returns
-    -------
-    sensitivity : float
-    """
-    per_record = clip_norm if adjacency == "add_remove" else 2 * clip_norm
-    return multiplier * per_record * factor / denominator
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import geomstats.backend as gs
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp._validation import check_on_space
+from geomstats_dp.distributions.membership import check_on_space
 from geomstats_dp.learning._data import check_points
 from geomstats_dp.learning._defaults import default_n_iter
 from geomstats_dp.learning._manifold_params import (

@@ -55,8 +55,13 @@ from geomstats_dp.optim.point_jacobian import (
     copies_jacobian,
     point_jacobian,
 )
-from geomstats_dp.optim.samples import PairedSamples
 from geomstats_dp.optim.shared_decisions import decisions_for
+from geomstats_dp.optim.user_calls import (
+    batch_argument,
+    record_value,
+    same_as_records,
+    untracked,
+)
 
 GRADIENT_KINDS = ("riemannian", "euclidean")
 _ONE_POINT, _PAIRED_ROWS, _POINT_COPIES = "one point", "paired rows", "point copies"
@@ -227,14 +232,14 @@ class CallableLoss(AutodiffLoss):
             out = self._batched_call(function, points, samples, shape)
             if out is not None:
                 return out
-        return gs.stack([_record(function, points[i], samples[i], shape, self._strict)
+        return gs.stack([record_value(function, points[i], samples[i], shape, self._strict)
                          for i in range(int(points.shape[0]))])
 
     def _on_points(self, points, samples):
         """The callable at one point [*space.shape], or at copies of points
         [c, 1, *space.shape], for every record: [k], or [c, k]; ValueError if it returns
         another shape."""
-        out = self.sample_function(points, _batch(samples))
+        out = self.sample_function(points, batch_argument(samples))
         copies = tuple(points.shape[:gs.ndim(points) - len(self.space.shape)])[:1]
         expected = copies + (int(samples.shape[0]),)
         if tuple(gs.shape(out)) != expected:
@@ -246,7 +251,7 @@ class CallableLoss(AutodiffLoss):
     def _batched_call(self, function, points, samples, shape):
         """One call on the batch; None if it raises or has the wrong shape (on data)."""
         try:
-            out = function(points, _batch(samples))
+            out = function(points, batch_argument(samples))
         except Exception:  # a record's failure: go record by record
             if self._strict:
                 raise
@@ -258,14 +263,14 @@ class CallableLoss(AutodiffLoss):
         ``point`` a plain public array; the decisions are shared (``_decisions``)."""
         forms = self._decisions(point)
         if key not in forms:
-            forms[key] = decide(to_backend(as_numpy(_untracked(point))))
+            forms[key] = decide(to_backend(as_numpy(untracked(point))))
         return forms[key]
 
     def _decisions(self, point):
         """This loss's decisions: those shared (``shared_decisions``) by the losses of its
         class, backend, space, metric, callables, settings and first point (public)."""
         if self._forms is None:
-            start = as_numpy(_untracked(point))
+            start = as_numpy(untracked(point))
             self._forms = decisions_for((
                 type(self), backend_name(), self.space, self.space.metric,
                 self.sample_function, self.gradient, self.gradient_kind, self.fd_step,
@@ -281,7 +286,7 @@ class CallableLoss(AutodiffLoss):
             batched_points = points if form == _PAIRED_ROWS else points[0]
             if form == _ONE_POINT:
                 points = self._repeat(points[0], dummy.shape[0])
-            return _same_as_records(function, batched_points, points, dummy, shape)
+            return same_as_records(function, batched_points, points, dummy, shape)
 
         return self._decided((form, shape, row_shapes(samples)), point, decide)
 
@@ -293,7 +298,7 @@ class CallableLoss(AutodiffLoss):
         def decide(point):
             dummy = dummy_records(self.space, data, point)
             points = dummy_points(self.space, point)
-            expected = np.stack([as_numpy(self.sample_function(at, _batch(dummy)))
+            expected = np.stack([as_numpy(self.sample_function(at, batch_argument(dummy)))
                                  for at in points])
             try:
                 copies = as_numpy(self._on_points(gs.expand_dims(points, 1), dummy))
@@ -410,45 +415,3 @@ class CallableLoss(AutodiffLoss):
             return True
 
         self._decided(("gradients", row_shapes(data)), point, decide)
-
-
-def _batch(samples):
-    """What a broadcasting callable receives for a batch of samples."""
-    if isinstance(samples, PairedSamples):
-        return samples.X, samples.y
-    return samples
-
-
-def _untracked(array):
-    """The value under autograd's tracing boxes (torch tensors are detached by as_numpy)."""
-    while hasattr(array, "_value"):
-        array = array._value
-    return array
-
-
-def _record(function, point, sample, shape, strict=False):
-    """``function(point, sample)`` reshaped to ``shape``; NaN if the call raises (the
-    exception itself if ``strict``)."""
-    try:
-        value = function(point, sample)
-    except Exception:  # a record's failure is zeroed, never raised
-        if strict:
-            raise
-        return gs.ones(shape) * math.nan
-    return gs.reshape(value, shape)
-
-
-def _same_as_records(function, batched_points, points, dummy, shape):
-    """Whether ``function(batched_points, batch)`` gives the values of the calls on
-    single records ``function(points[i], dummy[i])`` (to 1e-9).
-
-    Calls on single records that raise propagate: they read no data value.
-    """
-    records = np.stack([np.reshape(as_numpy(function(points[i], dummy[i])), shape)
-                        for i in range(int(dummy.shape[0]))])
-    try:
-        batched = as_numpy(function(batched_points, _batch(dummy)))
-    except Exception:  # noqa: BLE001 - it does not broadcast
-        return False
-    return (batched.shape == records.shape and bool(np.isfinite(records).any())
-            and np.allclose(batched, records, rtol=1e-9, atol=1e-12, equal_nan=True))

@@ -1,4 +1,6 @@
-"""Clipping tangent vectors in the Riemannian norm: clip_C(v) = min(1, C / ||v||_x) v."""
+"""Clipping tangent vectors in the Riemannian norm: clip_C(v) = min(1, C / ||v||_x) v, and
+the sensitivity of a sum of clipped vectors (the one home of 2C/n, used by every
+mechanism)."""
 
 import math
 
@@ -61,3 +63,32 @@ def clip_tangent_vectors(metric, tangent_vecs, base_point, clip_norm):
     norms = metric.norm(tangent_vecs, base_point)
     factors = clip_factors(norms, clip_norm)
     return gs.einsum("k,k...->k...", factors, zero_nonfinite(tangent_vecs, norms))
+
+
+def clipped_sum_sensitivity(clip_norm, denominator, factor=1.0, adjacency="replace_one",
+                            multiplier=1.0):
+    """L2 sensitivity of sum_i clip_C(v_i) / denominator, times the weight factor (times
+    ``multiplier``: the noise standard deviation of noise multiplier z).
+
+    A record's clipped vector has norm <= C, so replacing it moves the sum by at most 2C
+    and adding or removing it by at most C: 2C/n for a full-batch mean, 2C/b for a batch
+    drawn without replacement, C/b for a Poisson batch (add/remove adjacency).
+
+    Parameters
+    ----------
+    clip_norm : float
+        C.
+    denominator : int or float
+        n (a full-batch mean) or b (a batch).
+    factor : float
+        The public weight factor n max_i w_i (exactly 1 for uniform weights).
+    adjacency : {"replace_one", "add_remove"}
+    multiplier : float
+        z; the product is taken in the order z C factor / denominator.
+
+    Returns
+    -------
+    sensitivity : float
+    """
+    per_record = clip_norm if adjacency == "add_remove" else 2 * clip_norm
+    return multiplier * per_record * factor / denominator

@@ -45,6 +45,7 @@ from geomstats_dp.distributions.spd import SPDAffineTransport, cholesky_2x2, dra
 from geomstats_dp.distributions.tangent_gaussian import TangentGaussian
 from geomstats_dp.optim import streams
 from geomstats_dp.optim.affine_log import square_root_factor
+from geomstats_dp.optim.full_batch import FullBatch
 from geomstats_dp.optim.geodesics import (
     factor_map_2x2,
     function_2x2,
@@ -53,9 +54,9 @@ from geomstats_dp.optim.geodesics import (
     whitened_spectrum_2x2,
 )
 from geomstats_dp.optim.losses import SquaredDistanceLoss, backend_name
+from geomstats_dp.optim.mini_batch import MiniBatch
 from geomstats_dp.optim.onto_space import floor_spectrum_2x2
 from geomstats_dp.optim.outputs import make_tracker
-from geomstats_dp.optim.strategies import FullBatch, MiniBatch
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 from geomstats_dp.privacy.stages import observing
 

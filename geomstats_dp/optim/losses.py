@@ -17,11 +17,8 @@ import numpy as np
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import as_numpy, to_backend
-from geomstats_dp._validation import (
-    check_finite_array,
-    check_on_space,
-    check_positive_finite,
-)
+from geomstats_dp._validation import check_finite_array, check_positive_finite
+from geomstats_dp.distributions.membership import check_on_space
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import zero_nonfinite
@@ -277,7 +274,7 @@ class AutodiffLoss(PerSampleLoss):
         """Gradients in the ambient coordinates, shape=[k, *space.shape]."""
         points = self._repeat(point, data.shape[0])
         if self.differentiation == "autodiff":
-            summed = lambda pts: gs.sum(self.function(pts, data))  # noqa: E731
+            summed = lambda pts: gs.sum(self.function(pts, data))
             _, grads = gs.autodiff.value_and_grad(summed, point_ndims=points.ndim)(points)
             return grads
         return self._finite_differences(points, data)

@@ -13,12 +13,10 @@ the checks on a user's estimator.
 import functools
 import inspect
 
-from geomstats_dp.testing._accounting import (
-    check_ledger_composition,
-    check_touched_stages,
-)
+from geomstats_dp.testing._accounting import check_ledger_composition
 from geomstats_dp.testing._audit import check_audit, halved_noise
-from geomstats_dp.testing._cases import Case, built_in_cases
+from geomstats_dp.testing._case import Case
+from geomstats_dp.testing._cases import built_in_cases
 from geomstats_dp.testing._convergence import check_convergence
 from geomstats_dp.testing._domain import check_input_domain
 from geomstats_dp.testing._mechanism import MechanismEstimator, mechanism_case
@@ -27,6 +25,7 @@ from geomstats_dp.testing._noise import check_noise_drawn
 from geomstats_dp.testing._observables import check_public_observables, public_outputs
 from geomstats_dp.testing._reservation import check_failed_release_cancels
 from geomstats_dp.testing._sensitivity import check_stage_sensitivity
+from geomstats_dp.testing._touched import check_touched_stages
 
 # every check, in the order they run
 CHECKS = (

@@ -40,7 +40,6 @@ import re
 
 import numpy as np
 
-from geomstats_dp._backend import to_numpy
 from geomstats_dp.privacy.accountant import compose
 from geomstats_dp.privacy.events import (
     ApproxDPEvent,
@@ -56,7 +55,7 @@ from geomstats_dp.testing._composition import (
     stages_pld,
     stages_rdp,
 )
-from geomstats_dp.testing._recording import record_fit, replay_fit
+from geomstats_dp.testing._recording import record_fit
 
 # the ledger may lie this far below the independent value (the PLD's pessimistic
 # discretisation and the root finders' tolerances), never further
@@ -334,132 +333,3 @@ def _matches(stages, events, exhaustive=True):
     except AssertionError:
         return False
     return True
-
-
-def replaced_records(X, y=None, indices=None):
-    """Neighbours of (X, y) with record i replaced by the record n // 2 rows further.
-
-    Yields
-    ------
-    name : str
-    X2, y2 : array-like
-        For a list of arrays (a federation), the record is replaced within its agent.
-    """
-    if isinstance(X, (list, tuple)):
-        for agent, records in enumerate(X):
-            records = to_numpy(records)
-            for index in (range(len(records)) if indices is None else indices):
-                X2 = [to_numpy(part) for part in X]
-                X2[agent] = records.copy()
-                X2[agent][index] = records[(index + len(records) // 2) % len(records)]
-                yield f"agent {agent} record {index} replaced", X2, y
-        return
-    X = to_numpy(X)
-    for index in (range(len(X)) if indices is None else indices):
-        other = (index + len(X) // 2) % len(X)
-        X2 = X.copy()
-        X2[index] = X[other]
-        y2 = None
-        if y is not None:
-            y2 = to_numpy(y).copy()
-            y2[index] = to_numpy(y)[other]
-        yield f"record {index} replaced by record {other}", X2, y2
-
-
-def default_neighbours(estimator, X, y=None):
-    """Every record replaced in turn (``replaced_records``) under replace-one adjacency;
-    under another (add/remove, user level, label level), the worst-case neighbours of
-    ``_neighbours``, which follow it."""
-    from geomstats_dp.testing._neighbours import adjacency, worst_case_neighbours
-
-    if adjacency(estimator) == "replace_one":
-        return replaced_records(X, y)
-    return worst_case_neighbours(estimator, X, y)
-
-
-def _moved(first, second):
-    """Whether a stage's statistic (for an exponential stage, its utilities) moved."""
-    return not np.array_equal(to_numpy(first.statistic), to_numpy(second.statistic))
-
-
-def check_touched_stages(estimator, X, y=None, *, neighbours=None, delta=None,
-                         random_state=0, predict=None, fit_params=None):
-    """The stages one record actually reaches cost no more than the ledger claims.
-
-    Property: for each neighbour (default ``default_neighbours``: every record replaced
-    in turn under replace-one adjacency), the fit is replayed on it (``replay_fit``: the same releases,
-    so the same queries) and the stages whose statistic moved are the ones the record
-    reaches. Composed independently as the release composes them (sequentially within a
-    search's run and outside the runs, as the best of K runs across runs; within the
-    rounds a PriRFed agent's record takes part in), they cost no more than the ledger's
-    claim at ``delta``. This catches a record reaching two releases that the ledger
-    composes in parallel (a record in both parts of a search's split, in two agents).
-
-    Parameters
-    ----------
-    estimator : PrivateEstimator
-        Unfitted template.
-    X, y : array-like
-    neighbours : iterable of (str, X2, y2), optional
-        A neighbour the estimator refuses with a ValueError or TypeError is skipped.
-    delta : float, optional
-        Default the estimator's ``delta``.
-    random_state : int
-    predict : array-like, optional
-        Features to predict on after the fit (releases made at predict time).
-    fit_params : dict, optional
-        Public keyword arguments of ``fit`` (``sample_weight``), the same on neighbours.
-
-    Raises
-    ------
-    AssertionError
-        Naming the neighbour, the stages it reached and the two epsilons.
-    """
-    recorded = record_fit(estimator, X, y, random_state=random_state, predict=predict,
-                          fit_params=fit_params)
-    delta = _delta_of(estimator, delta)
-    events = tuple(recorded.events)
-    kind = _ledger_kind(events)
-    claimed, claimed_delta = _claimed(events, delta)
-    for name, X2, y2 in (neighbours if neighbours is not None
-                         else default_neighbours(estimator, X, y)):
-        try:
-            replayed = replay_fit(estimator, X2, y2, recorded, random_state=random_state)
-        except (ValueError, TypeError):
-            continue
-        touched = _reached(recorded.stages, replayed)
-        if not touched:
-            continue
-        if kind == "selection":
-            independent = _selection_independent(touched, events, delta, parallel=False)
-        elif kind == "federated":
-            independent = _touched_federated(touched, recorded.estimator, claimed_delta)
-        else:
-            independent = independent_epsilon(touched, delta)
-        labels = sorted({stage.label for stage in touched})
-        _assert_not_below(claimed, independent,
-                          f"check_touched_stages({type(estimator).__name__}), {name} "
-                          f"(reached {len(touched)} stages: {labels[:4]})")
-
-
-def _reached(stages, replayed):
-    """The stages whose statistic moved; a subsampled stage stands for all the stages of
-    its label (the batches that missed the record are part of its amplification)."""
-    moved = [first for first, second in zip(stages, replayed) if _moved(first, second)]
-    sampled = {stage.label for stage in moved if stage.sampling_rate < 1}
-    return [stage for stage in stages
-            if stage.label in sampled or any(stage is other for other in moved)]
-
-
-def _touched_federated(touched, fitted, delta):
-    """End-to-end epsilon of the record's per-round releases (all its agents' touched
-    stages in one round composed), over k ~ Binomial(T, s/N) rounds."""
-    grouped, rest = _groups(touched, _AGENT)
-    rounds = collections.defaultdict(list)
-    for (round_index, _), members in grouped.items():
-        rounds[int(round_index)] += members
-    n_rounds, n_agents, n_sampled, _ = _federation(fitted)
-    worst = max(rounds.values(), key=len)
-    epsilon = public_sampling_epsilon(stages_pld(worst), n_rounds, n_sampled / n_agents,
-                                      delta)
-    return epsilon + independent_epsilon(rest, delta) if rest else epsilon

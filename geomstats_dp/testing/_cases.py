@@ -7,130 +7,58 @@ every case (``tests/testing/test_conformance.py``); users pass their own.
 """
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
+import geomstats.backend as gs
 import numpy as np
 from geomstats.geometry.euclidean import Euclidean
 from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
 from geomstats.learning.frechet_mean import FrechetMean
+from geomstats.learning.mdm import RiemannianMinimumDistanceToMean
+from sklearn.decomposition import PCA
+from sklearn.linear_model import LogisticRegression
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.learning._base import PrivateEstimator
+from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
+from geomstats_dp.federated import PriRFed
+from geomstats_dp.learning import (
+    PrivateERM,
+    PrivateEstimator,
+    PrivateFrechetMean,
+    PrivateMatrixCompletion,
+    PrivateMDM,
+    PrivatePCA,
+    PrivateStructuredPrediction,
+    PrivateTangentSpaceClassifier,
+    PrivateToTangentSpace,
+    tangent_frame,
+)
 from geomstats_dp.learning.mechanisms.choice import RGD_NOISE_THRESHOLD
-from geomstats_dp.optim import HuberDistanceLoss, PerSampleLoss, canonical_point
+from geomstats_dp.learning.mechanisms.tangent_logistic import tangent_rows
+from geomstats_dp.model_selection import (
+    PrivateGridSearchCV,
+    PrivateRandomizedSearchCV,
+    private_score,
+)
+from geomstats_dp.optim import (
+    HuberDistanceLoss,
+    PerSampleLoss,
+    SquaredDistanceLoss,
+    canonical_point,
+)
 from geomstats_dp.privacy import calibrate_gaussian
-
-N_SAMPLES = 40
-SEED = 0
-SAMPLED_RECORDS = (0, 1, 2, 3)
-
-
-@dataclass
-class Case:
-    """One estimator (unfitted), its data and what its release converges to.
-
-    Parameters
-    ----------
-    name : str
-        Names the estimator, its method and its space (pytest ids).
-    estimator : estimator
-        Unfitted template; the checks clone it.
-    X, y : array-like
-        Small public data on the active backend.
-    reference : callable or None
-        ``reference(X, y) -> answer``: the non-private answer the release approaches at a
-        huge epsilon (None: no convergence check).
-    distance : callable or None
-        ``distance(release, answer) -> float``; None: the largest absolute difference.
-    tolerance : float
-        Largest ``distance`` accepted at epsilon 1e6.
-    predict : array-like or None
-        Features to predict on after the fit, for an estimator that releases there
-        (structured prediction per row).
-    expected_failures : dict
-        Check name -> reason: a known failure (a finding of an open issue).
-    skipped : dict
-        Check name -> reason: a check not run on this case (covered elsewhere at a
-        cheaper size).
-    slow : bool
-        Every check of this case is marked slow in the suite.
-    sampled : bool
-        ``check_touched_stages`` replaces only the records ``SAMPLED_RECORDS`` (one fit
-        each): enough where every record reaches the same stages (full batches); False
-        for a search's split or a federation, where every record is replaced.
-    """
-
-    name: str
-    estimator: Any
-    X: Any
-    y: Any = None
-    reference: Callable | None = None
-    distance: Callable | None = None
-    tolerance: float = 1e-2
-    predict: Any = None
-    expected_failures: dict = field(default_factory=dict)
-    skipped: dict = field(default_factory=dict)
-    slow: bool = False
-    sampled: bool = True
-
-    @property
-    def options(self):
-        """Check name -> keyword arguments given to that check."""
-        if not self.sampled:
-            return {}
-        from geomstats_dp.testing._accounting import replaced_records
-        from geomstats_dp.testing._neighbours import adjacency
-
-        neighbours = list(replaced_records(self.X, self.y, SAMPLED_RECORDS))
-        if adjacency(self.estimator) == "label_level":  # the features are public
-            neighbours = [(name, self.X, y2) for name, _, y2 in neighbours]
-        return {"check_touched_stages": {"neighbours": neighbours}}
-
-
-def _cloud(space, n_samples, radius, seed, offset=0.6):
-    """Points at distance at most ``radius`` of a centre at distance ``offset`` from the
-    canonical point (the public start)."""
-    from geomstats_dp.distributions import TangentGaussian
-
-    start = canonical_point(space)
-    direction = TangentGaussian(space).sample(start, sigma=1.0, random_state=seed)
-    direction = direction * offset / space.metric.norm(direction, start)
-    center = space.metric.exp(direction, start)
-    spread = TangentGaussian(space).sample(center, n_samples=n_samples,
-                                           sigma=radius / (2 * math.sqrt(space.dim)),
-                                           random_state=seed + 1)
-    norms = to_numpy(space.metric.norm(spread, center))
-    factors = np.minimum(1.0, radius / norms).reshape((-1,) + (1,) * len(space.shape))
-    return space.metric.exp(spread * to_backend(factors), center)
-
-
-def frechet_mean_reference(space):
-    """geomstats' non-private Frechet mean of X (the reference of every mean case)."""
-
-    def reference(X, y=None):
-        return FrechetMean(space).fit(X).estimate_
-
-    return reference
-
-
-def riemannian_distance(space):
-    """The space's geodesic distance between a release and the reference."""
-
-    def distance(release, answer):
-        return float(space.metric.dist(to_backend(release), to_backend(answer)))
-
-    return distance
-
-
-def subspace_distance(release, answer):
-    """The sine of the largest principal angle between two row spaces (PCA)."""
-    a = np.linalg.qr(np.atleast_2d(to_numpy(release)).T)[0]
-    b = np.linalg.qr(np.atleast_2d(to_numpy(answer)).T)[0]
-    return float(np.linalg.norm(a - b @ (b.T @ a), 2))
+from geomstats_dp.testing._case import (
+    CHEAP_SPACES,
+    N_SAMPLES,
+    SEED,
+    Case,
+    _cloud,
+    frechet_mean_reference,
+    riemannian_distance,
+    subspace_distance,
+)
+from geomstats_dp.testing._manifold_cases import manifold_cases
 
 
 def threshold_epsilon(n_samples, dim, delta):
@@ -165,8 +93,6 @@ class SquaredEuclideanLoss(PerSampleLoss):
 
 def user_loss(point, sample):
     """A user's loss as a plain function: a smooth absolute loss on Euclidean rows."""
-    import geomstats.backend as gs
-
     return gs.sum(gs.sqrt(1 + (point - sample) ** 2), axis=-1)
 
 
@@ -211,7 +137,6 @@ class PrivateScore(PrivateEstimator):
 
     def fit(self, X, y=None):
         """Release the private score of ``model`` on (X, y)."""
-        from geomstats_dp.model_selection import private_score
 
         budget = self._start_fit(self.epsilon, self.delta or 1e-5)
         self.score_ = private_score(self.model, X, y, epsilon=self.epsilon,
@@ -225,13 +150,9 @@ class PrivateScore(PrivateEstimator):
 # -- the cases -------------------------------------------------------------------------
 
 FRECHET_METHODS = ("auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage")
-CHEAP_SPACES = {"sphere": lambda: Hypersphere(2), "spd": lambda: SPDMatrices(2),
-                "hyperboloid": lambda: Hyperboloid(2)}
 
 
 def _frechet_mean_cases():
-    from geomstats_dp.learning import PrivateFrechetMean
-
     cases = []
     for space_name, make in CHEAP_SPACES.items():
         space = make()
@@ -262,8 +183,6 @@ def _frechet_mean_cases():
 
 
 def _erm_cases():
-    from geomstats_dp.learning import PrivateERM
-
     sphere = Hypersphere(2)
     X = _cloud(sphere, N_SAMPLES, 0.5, SEED)
     huber = PrivateERM(sphere, HuberDistanceLoss(sphere, 2.0), epsilon=1.0, clip_norm=1.0,
@@ -293,14 +212,10 @@ def _pca_data():
 
 
 def _pca_reference(X, y=None):
-    from sklearn.decomposition import PCA
-
     return PCA(1).fit(to_numpy(X)).components_
 
 
 def _pca_cases():
-    from geomstats_dp.learning import PrivatePCA
-
     X = to_backend(_pca_data())
     return [Case(f"PrivatePCA(method={method!r})",
                  PrivatePCA(1, data_norm=1.0, method=method, random_state=SEED), X,
@@ -309,8 +224,6 @@ def _pca_cases():
 
 
 def _matrix_completion_cases():
-    from geomstats_dp.learning import PrivateMatrixCompletion
-
     rng = np.random.default_rng(SEED)
     full = rng.standard_normal((N_SAMPLES, 2)) @ rng.standard_normal((2, 6))
     ratings = to_backend(np.where(rng.random(full.shape) < 0.6, full, np.nan))
@@ -321,9 +234,6 @@ def _matrix_completion_cases():
 
 
 def _structured_prediction_cases():
-    from geomstats_dp.datasets.wordnet import poincare_to_hyperboloid
-    from geomstats_dp.learning import PrivateStructuredPrediction
-
     rng = np.random.default_rng(SEED)
     x = np.sort(rng.uniform(0, 1, N_SAMPLES))
     ball = np.stack([0.6 * x - 0.3, 0.3 * np.sin(4 * x)], axis=1)
@@ -342,8 +252,6 @@ def _structured_prediction_cases():
 
 
 def _federated_cases():
-    from geomstats_dp.federated import PriRFed
-
     flat = Euclidean(2)
     rng = np.random.default_rng(SEED)
     agents = [to_backend(rng.uniform(-0.5, 0.5, (size, 2))) for size in (8, 10, 12)]
@@ -359,13 +267,6 @@ def _federated_cases():
 
 
 def _search_cases():
-    from geomstats_dp.learning import PrivateERM, PrivateFrechetMean
-    from geomstats_dp.model_selection import (
-        PrivateGridSearchCV,
-        PrivateRandomizedSearchCV,
-    )
-    from geomstats_dp.optim import SquaredDistanceLoss
-
     flat = Euclidean(2)
     X = to_backend(np.random.default_rng(SEED).uniform(-0.5, 0.5, (N_SAMPLES // 2, 2)))
     erm = PrivateERM(flat, SquaredDistanceLoss(flat), clip_norm=1.0, n_iter=3)
@@ -395,8 +296,6 @@ def _two_classes(space):
 
 def mdm_reference(space):
     """geomstats' non-private class means (``RiemannianMinimumDistanceToMean``)."""
-    from geomstats.learning.mdm import RiemannianMinimumDistanceToMean
-
     def reference(X, y):
         return RiemannianMinimumDistanceToMean(space).fit(X, to_backend(y)).mean_estimates_
 
@@ -406,11 +305,6 @@ def mdm_reference(space):
 def tangent_logistic_reference(space, clip_norm, regularization):
     """scikit-learn's LogisticRegression on the clipped orthonormal tangent rows at
     geomstats' Frechet mean, scaled by 1 / clip_norm (the coefficients)."""
-    from sklearn.linear_model import LogisticRegression
-
-    from geomstats_dp.learning._tangent_frame import tangent_frame
-    from geomstats_dp.learning.mechanisms.tangent_logistic import tangent_rows
-
     def reference(X, y):
         frame = tangent_frame(space, to_numpy(FrechetMean(space).fit(X).estimate_))
         rows = tangent_rows(space, frame, clip_norm, X) / clip_norm
@@ -424,12 +318,6 @@ def tangent_logistic_reference(space, clip_norm, regularization):
 
 
 def _classifier_cases():
-    from geomstats_dp.learning import (
-        PrivateMDM,
-        PrivateTangentSpaceClassifier,
-        PrivateToTangentSpace,
-    )
-
     space = SPDMatrices(2)
     X, y = _two_classes(space)
     cases = [Case(f"PrivateMDM(labels={labels!r},space=spd)",
@@ -457,8 +345,6 @@ def built_in_cases():
     -------
     cases : list of Case
     """
-    from geomstats_dp.testing._manifold_cases import manifold_cases
-
     return [*_frechet_mean_cases(), *_erm_cases(), *_pca_cases(),
             *_matrix_completion_cases(), *_structured_prediction_cases(),
             *_federated_cases(), *_search_cases(), *manifold_cases(),

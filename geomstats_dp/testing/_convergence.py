@@ -4,6 +4,7 @@ import numpy as np
 from sklearn.base import clone
 
 from geomstats_dp._backend import to_numpy
+from geomstats_dp.privacy import PrivacyBudget
 from geomstats_dp.testing._observables import fit_data
 
 HUGE_EPSILON = 1e6
@@ -53,8 +54,6 @@ def check_convergence(estimator, X, y=None, *, reference, distance=None, toleran
     AssertionError
         With the distance found.
     """
-    from geomstats_dp.privacy import PrivacyBudget
-
     fitted = clone(estimator)
     delta = getattr(fitted, "delta", None) or 1e-5
     fitted.set_params(epsilon=epsilon, budget=PrivacyBudget(epsilon, delta),

@@ -4,6 +4,7 @@ import numpy as np
 from sklearn.base import clone
 
 from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.optim import canonical_point
 from geomstats_dp.testing._neighbours import _inner, _points_space, adjacency
 from geomstats_dp.testing._observables import fit_data, fresh_budget
 
@@ -60,8 +61,6 @@ def _bad_inputs(estimator, X, y):
 def _bad_start_points(estimator):
     """(name, params) of start points off the space and non-finite, where the estimator
     takes a ``init_point`` on a space."""
-    from geomstats_dp.optim import canonical_point
-
     space = getattr(estimator, "space", None)
     if space is None or "init_point" not in estimator.get_params(deep=False):
         return []

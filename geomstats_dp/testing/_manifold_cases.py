@@ -8,10 +8,20 @@ import numpy as np
 from geomstats.geometry.euclidean import Euclidean
 from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
+from geomstats.learning.frechet_mean import FrechetMean
+from geomstats.learning.geometric_median import GeometricMedian
+from geomstats.learning.kmeans import RiemannianKMeans
 
 from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.distributions import TangentGaussian
+from geomstats_dp.distributions.baselines.gram_schmidt import orthonormal_basis
+from geomstats_dp.learning import (
+    PrivateGeometricMedian,
+    PrivateKMeans,
+    PrivateTangentPCA,
+)
 from geomstats_dp.optim import canonical_point
-from geomstats_dp.testing._cases import (
+from geomstats_dp.testing._case import (
     CHEAP_SPACES,
     N_SAMPLES,
     SEED,
@@ -25,8 +35,6 @@ from geomstats_dp.testing._cases import (
 def _centre(space, offset, seed):
     """A point at distance ``offset`` from the canonical point, its direction drawn with
     ``seed``."""
-    from geomstats_dp.distributions import TangentGaussian
-
     start = canonical_point(space)
     direction = TangentGaussian(space).sample(start, sigma=1.0, random_state=seed)
     return space.metric.exp(direction * offset / space.metric.norm(direction, start), start)
@@ -36,9 +44,6 @@ def planted_clusters(space, n_clusters, n_samples, spread, seed, offset=0.6):
     """``n_clusters`` tight clusters (tangent spread ``spread``) around centres at
     distance ``offset`` from the canonical point in evenly spaced directions of a plane;
     records ordered cluster by cluster, shape=[n_samples, *space.shape]."""
-    from geomstats_dp.distributions import TangentGaussian
-    from geomstats_dp.distributions.baselines.gram_schmidt import orthonormal_basis
-
     start = canonical_point(space)
     plane = orthonormal_basis(space, space.metric, start)[:2]
     sampler = TangentGaussian(space)
@@ -59,8 +64,6 @@ def planted_clusters(space, n_clusters, n_samples, spread, seed, offset=0.6):
 def kmeans_reference(space, n_clusters):
     """geomstats' ``RiemannianKMeans`` started at the first record of each planted
     cluster (``planted_clusters`` orders them): the centres [k, *space.shape]."""
-    from geomstats.learning.kmeans import RiemannianKMeans
-
     def reference(X, y=None):
         starts = np.linspace(0, len(X), n_clusters + 1).astype(int)[:-1]
         kmeans = RiemannianKMeans(space, n_clusters, init=X[starts], tol=1e-8,
@@ -85,8 +88,6 @@ def centres_distance(space):
 def elongated_cloud(space, n_samples, seed, scales=(0.4, 0.1), offset=0.3):
     """Points Exp_c(sum_j s_j g_j e_j), g_j ~ N(0, 1), e_j orthonormal at a centre c at
     distance ``offset`` from the canonical point: a planted leading direction e_0."""
-    from geomstats_dp.distributions.baselines.gram_schmidt import orthonormal_basis
-
     centre = _centre(space, offset, seed)
     basis = orthonormal_basis(space, space.metric, centre)[:len(scales)]
     coefficients = np.random.default_rng(seed).standard_normal((n_samples, len(scales)))
@@ -101,8 +102,6 @@ def tangent_pca_reference(space):
     are vectors (the sphere: tangent vectors in ambient coordinates). Written out because
     ``TangentPCA.fit`` fails on the pytorch backend (scikit-learn's ``svd_flip`` on a
     torch tensor)."""
-    from geomstats.learning.frechet_mean import FrechetMean
-
     def reference(X, y=None):
         mean = FrechetMean(space).fit(X).estimate_
         logs = np.asarray(to_numpy(space.metric.log(X, mean)))
@@ -113,8 +112,6 @@ def tangent_pca_reference(space):
 
 def geometric_median_reference(space):
     """geomstats' non-private ``GeometricMedian`` (Weiszfeld) of X."""
-    from geomstats.learning.geometric_median import GeometricMedian
-
     def reference(X, y=None):
         return GeometricMedian(space, max_iter=1000, epsilon=1e-10).fit(X).estimate_
 
@@ -123,12 +120,6 @@ def geometric_median_reference(space):
 
 def manifold_cases():
     """PrivateKMeans, PrivateTangentPCA and PrivateGeometricMedian (issue 32)."""
-    from geomstats_dp.learning import (
-        PrivateGeometricMedian,
-        PrivateKMeans,
-        PrivateTangentPCA,
-    )
-
     cases = []
     spaces = {"sphere": Hypersphere(2), "euclidean": Euclidean(2)}
     for space_name, init in (("sphere", "private"), ("euclidean", None)):

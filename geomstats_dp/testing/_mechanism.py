@@ -14,12 +14,16 @@ from typing import ClassVar
 from sklearn.utils._param_validation import HasMethods
 
 from geomstats_dp._validation import BUDGET, PROBABILITY, RANDOM_STATE, PositiveFinite
-from geomstats_dp.learning._base import PrivateEstimator
-from geomstats_dp.learning._data import check_array, check_sample_count, check_shape
+from geomstats_dp.learning import (
+    PrivateEstimator,
+    check_array,
+    check_sample_count,
+    check_shape,
+)
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
 from geomstats_dp.optim import PairedSamples, SquaredDistanceLoss
 from geomstats_dp.privacy.accountant import compose_epsilon
-from geomstats_dp.testing._cases import Case
+from geomstats_dp.testing._case import Case
 
 DEFAULT_DELTA = 1e-5
 MAX_RESCALES = 50

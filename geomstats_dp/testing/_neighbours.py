@@ -15,6 +15,8 @@ compare neighbours skip a neighbour the estimator refuses that way.
 import numpy as np
 
 from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.learning import PrivateMatrixCompletion, PrivateStructuredPrediction
+from geomstats_dp.optim import SquaredDistanceLoss, canonical_point
 
 ROW = 0  # the record replaced
 FAR = 1e3  # "far outside the bound": this many clip radii away
@@ -24,11 +26,6 @@ HUGE = 1e300
 def adjacency(estimator):
     """The adjacency an estimator states: "replace_one", "add_remove", "user_level" or
     "label_level" (a search or a score: that of the estimator it wraps)."""
-    from geomstats_dp.learning import (
-        PrivateMatrixCompletion,
-        PrivateStructuredPrediction,
-    )
-
     if isinstance(estimator, PrivateMatrixCompletion):
         return "user_level"
     if isinstance(estimator, PrivateStructuredPrediction):
@@ -57,8 +54,6 @@ def _points_space(estimator, records):
     if space is None or tuple(records.shape[1:]) != tuple(space.shape):
         return None
     loss = getattr(estimator, "loss", None)
-    from geomstats_dp.optim import SquaredDistanceLoss
-
     if loss is not None and not isinstance(loss, SquaredDistanceLoss):
         return None  # rows a user's loss reads, not points the estimator checks
     return space
@@ -76,8 +71,6 @@ def _clip_bound(estimator):
 
 def _point_records(space, records, bound):
     """Adversarial replacements of ``records[ROW]``, a point of ``space``."""
-    from geomstats_dp.optim import canonical_point
-
     start = canonical_point(space)
     record = to_backend(records[ROW])
     direction = space.metric.log(record, start)
@@ -171,3 +164,42 @@ def worst_case_neighbours(estimator, X, y=None):
         replacements.update(_non_finite(records[ROW]))
     for name, changed in _replaced(records, replacements):
         yield name, to_backend(changed), y
+
+
+def replaced_records(X, y=None, indices=None):
+    """Neighbours of (X, y) with record i replaced by the record n // 2 rows further.
+
+    Yields
+    ------
+    name : str
+    X2, y2 : array-like
+        For a list of arrays (a federation), the record is replaced within its agent.
+    """
+    if isinstance(X, (list, tuple)):
+        for agent, records in enumerate(X):
+            records = to_numpy(records)
+            for index in (range(len(records)) if indices is None else indices):
+                X2 = [to_numpy(part) for part in X]
+                X2[agent] = records.copy()
+                X2[agent][index] = records[(index + len(records) // 2) % len(records)]
+                yield f"agent {agent} record {index} replaced", X2, y
+        return
+    X = to_numpy(X)
+    for index in (range(len(X)) if indices is None else indices):
+        other = (index + len(X) // 2) % len(X)
+        X2 = X.copy()
+        X2[index] = X[other]
+        y2 = None
+        if y is not None:
+            y2 = to_numpy(y).copy()
+            y2[index] = to_numpy(y)[other]
+        yield f"record {index} replaced by record {other}", X2, y2
+
+
+def default_neighbours(estimator, X, y=None):
+    """Every record replaced in turn (``replaced_records``) under replace-one adjacency;
+    under another (add/remove, user level, label level), the worst-case neighbours of
+    ``_neighbours``, which follow it."""
+    if adjacency(estimator) == "replace_one":
+        return replaced_records(X, y)
+    return worst_case_neighbours(estimator, X, y)

@@ -23,7 +23,7 @@ def _close(a, b):
 
 def events_of(stage, events):
     """The ledger events of ``stage``: those labelled as it is, or ending ": <label>" (a
-    gradient query's name, ``optim.strategies.NoisyQuery.name``)."""
+    gradient query's name, ``optim.NoisyQuery.name``)."""
     return [event for event in events
             if event.label == stage.label or event.label.endswith(f": {stage.label}")]
 

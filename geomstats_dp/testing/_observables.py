@@ -9,6 +9,9 @@ import numpy as np
 from sklearn.base import clone
 
 from geomstats_dp._backend import to_numpy
+from geomstats_dp.privacy import PrivacyBudget
+from geomstats_dp.testing._neighbours import worst_case_neighbours
+from geomstats_dp.testing._recording import _ListHandler
 
 # Fitted attributes that hold released quantities (or post-processing of them); every
 # other fitted attribute is public and must not depend on the data.
@@ -23,8 +26,6 @@ RELEASED = frozenset({
 
 @contextlib.contextmanager
 def _captured_logs():
-    from geomstats_dp.testing._recording import _ListHandler
-
     root = logging.getLogger()
     handler, level = _ListHandler(), root.level
     root.addHandler(handler)
@@ -107,8 +108,6 @@ def same(first, second):
 
 def fresh_budget(estimator):
     """A PrivacyBudget with room for one fit of ``estimator`` (its epsilon twice over)."""
-    from geomstats_dp.privacy import PrivacyBudget
-
     epsilon = getattr(estimator, "epsilon", None) or 1.0
     delta = getattr(estimator, "delta", None) or 1e-5
     return PrivacyBudget(2.0 * epsilon, delta)
@@ -163,8 +162,6 @@ def check_public_observables(estimator, X, y=None, *, neighbours=None, released=
     AssertionError
         Naming the neighbour and each output that differs, with both values.
     """
-    from geomstats_dp.testing._neighbours import worst_case_neighbours
-
     reference = observe_fit(estimator, X, y, released=released, random_state=random_state)
     if "exception" in reference:
         kind, message = reference["exception"]

@@ -6,6 +6,7 @@ import threading
 import numpy as np
 from sklearn.base import clone
 
+from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget
 from geomstats_dp.privacy.stages import observe_stages
 from geomstats_dp.testing._observables import fit_data, fresh_budget
 
@@ -79,8 +80,6 @@ def _fitted_names(estimator):
 
 def _check_budget_first(estimator, X, y, epsilon, delta):
     """A budget too small for the fit: BudgetExceededError before any stage runs."""
-    from geomstats_dp.privacy import BudgetExceededError, PrivacyBudget
-
     fitted, counter = clone(estimator), _StageCounter()
     small = PrivacyBudget(epsilon / 10, delta)
     fitted.set_params(budget=small, random_state=0)
@@ -121,8 +120,6 @@ def check_failed_release_cancels(estimator, X, y=None):
     AssertionError
         Naming what was left behind.
     """
-    from geomstats_dp.privacy import PrivacyBudget
-
     fitted, counter = clone(estimator), _StageCounter()
     budget = fresh_budget(fitted)
     fitted.set_params(budget=budget, random_state=0)

@@ -1,6 +1,7 @@
 """Each stage's statistic moves by at most its stated sensitivity on a neighbour
 (``check_stage_sensitivity``)."""
 
+from geomstats_dp.testing._neighbours import worst_case_neighbours
 from geomstats_dp.testing._recording import record_fit, replay_fit
 
 RTOL = 1e-9
@@ -41,8 +42,6 @@ def check_stage_sensitivity(estimator, X, y=None, *, neighbours=None, random_sta
         neighbour's public stages differ (``replay_fit``), or every neighbour is refused.
     """
     if neighbours is None:
-        from geomstats_dp.testing._neighbours import worst_case_neighbours
-
         neighbours = worst_case_neighbours(estimator, X, y)
     recorded = record_fit(estimator, X, y, random_state=random_state, predict=predict,
                           fit_params=fit_params)

@@ -11,41 +11,17 @@ import warnings
 
 import numpy as np
 import pytest
-from geomstats.geometry.spd_matrices import SPDAffineMetric, SPDMatrices
 
-from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._backend import to_numpy
 from geomstats_dp.federated import PriRFed
-from geomstats_dp.federated.aggregation import shrink_step
 from geomstats_dp.federated.defaults import resolve_settings
 from geomstats_dp.privacy import PrivacyBudget
+
+from .test_aggregation import expm, logm, spd2, symmetric
 
 SIZES = (40, 55, 45, 60, 50, 42, 58, 47)
 CLIP = 2.0
 EPSILON = 0.2  # each agent's noise norm is larger than C: the rule keeps one round
-
-
-def spd2():
-    space = SPDMatrices(2, equip=False)
-    space.equip_with_metric(SPDAffineMetric)
-    return space
-
-
-def symmetric_function(matrices, function):
-    values, vectors = np.linalg.eigh(matrices)
-    return np.einsum("...ij,...j,...kj->...ik", vectors, function(values), vectors)
-
-
-def logm(matrices):
-    return symmetric_function(matrices, np.log)
-
-
-def expm(matrices):
-    return symmetric_function(matrices, np.exp)
-
-
-def symmetric(rng, count, scale):
-    a = rng.normal(scale=scale, size=(count, 2, 2))
-    return (a + np.transpose(a, (0, 2, 1))) / 2
 
 
 def federation(seed=0):
@@ -83,32 +59,6 @@ def test_the_rule_shrinks_only_one_round_on_an_infinite_injectivity_radius(epsil
     assert (settings.n_rounds == 1) == (epsilon < 1)
     given = resolve_settings(dict(params, output="last"), list(SIZES), 3, True, radius)
     assert given.output == "last"
-
-
-def test_shrink_step_is_the_positive_part_factor_on_the_noisy_step(seed_shift):
-    space, rng = spd2(), np.random.default_rng(seed_shift)
-    for noise_norm in (0.3, 1.0, 5.0):
-        step = symmetric(rng, 1, 0.8)[0]
-        shrunk = to_numpy(shrink_step(space, to_backend(expm(step)), to_backend(np.eye(2)),
-                                      noise_norm))
-        factor = max(0.0, 1.0 - noise_norm**2 / np.sum(step**2))
-        np.testing.assert_allclose(logm(shrunk), factor * step, atol=1e-8)
-
-
-def test_shrinking_lowers_the_error_of_a_noise_dominated_step(seed_shift):
-    """Noise of norm nu = 1 on a step m of norm 0.3: E|v - m|^2 = 1, and the shrunk step's
-    error is much smaller; the paired difference is tested against its standard error."""
-    space, rng = spd2(), np.random.default_rng(seed_shift)
-    signal = np.array([[0.2, 0.1], [0.1, -0.15]])
-    noise_norm = 1.0
-    gains = []
-    for _ in range(300):
-        step = signal + symmetric(rng, 1, 1.0)[0] * noise_norm / math.sqrt(3)  # E|e|^2 = 1
-        shrunk = logm(to_numpy(shrink_step(space, to_backend(expm(step)),
-                                           to_backend(np.eye(2)), noise_norm)))
-        gains.append(np.sum((step - signal) ** 2) - np.sum((shrunk - signal) ** 2))
-    gains = np.array(gains)
-    assert gains.mean() > 4 * gains.std(ddof=1) / math.sqrt(len(gains))
 
 
 def test_default_release_beats_the_unshrunk_one_round_release(seed_shift):

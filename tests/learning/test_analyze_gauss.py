@@ -13,7 +13,7 @@ from geomstats_dp.learning.mechanisms.analyze_gauss import (
     AnalyzeGaussRelease,
 )
 from geomstats_dp.testing import mechanism_case, parametrize_private_checks
-from geomstats_dp.testing._cases import subspace_distance
+from geomstats_dp.testing._case import subspace_distance
 from tests.learning.mechanism_support import composed_mu, gdp_delta, stages_of
 
 N, P, B = 50, 4, 2.0

@@ -12,7 +12,7 @@ from geomstats.learning.geometric_median import GeometricMedian
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import PrivateGeometricMedian
 from geomstats_dp.learning.geometric_median import DistanceLoss
-from geomstats_dp.testing._cases import _cloud
+from geomstats_dp.testing._case import _cloud
 from tests.conftest import shifted
 
 SPHERE = Hypersphere(2)

@@ -16,7 +16,7 @@ from geomstats_dp.learning.mechanisms import (
 )
 from geomstats_dp.optim import ConstantStep, SquaredDistanceLoss, canonical_point
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget
-from geomstats_dp.testing._cases import _cloud
+from geomstats_dp.testing._case import _cloud
 
 SPHERE = Hypersphere(2)
 X = _cloud(SPHERE, 30, 0.5, 0)

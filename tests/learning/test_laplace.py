@@ -9,7 +9,7 @@ from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning.mechanisms import LaplaceRelease, run_release
 from geomstats_dp.optim import canonical_point
 from geomstats_dp.privacy import PrivacyBudget, PureEvent
-from geomstats_dp.testing._cases import _cloud
+from geomstats_dp.testing._case import _cloud
 
 SPHERE = Hypersphere(2)
 CENTER = to_numpy(canonical_point(SPHERE))

@@ -6,7 +6,7 @@ from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning.reference import exact_frechet_mean
-from geomstats_dp.testing._cases import _cloud
+from geomstats_dp.testing._case import _cloud
 
 
 def test_the_euclidean_frechet_mean_is_the_weighted_average():

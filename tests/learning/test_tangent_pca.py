@@ -9,7 +9,7 @@ from geomstats.learning.pca import TangentPCA
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import PrivateTangentPCA
-from geomstats_dp.testing._cases import subspace_distance
+from geomstats_dp.testing._case import subspace_distance
 from geomstats_dp.testing._manifold_cases import elongated_cloud, tangent_pca_reference
 from tests.conftest import BACKEND, shifted
 

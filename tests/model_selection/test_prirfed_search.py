@@ -13,7 +13,6 @@ from sklearn.base import clone
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.federated import PriRFed
-from geomstats_dp.federated.search_split import AgentSplit
 from geomstats_dp.model_selection import PrivateGridSearchCV
 from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.model_selection.scores import GaussianScore
@@ -146,28 +145,6 @@ def test_score_noise_is_drawn_by_every_agent_at_the_calibrated_std(monkeypatch):
     for event in drawn:
         assert event.sensitivity == pytest.approx(BOUND / _n_validation())
         assert event.noise_std == pytest.approx(z * BOUND / _n_validation(), rel=1e-4)
-
-
-def test_score_noise_has_the_variance_of_the_agents_draws_summed():
-    """The released loss minus the clipped mean: the sum of 4 agents' draws of std s, so
-    variance 4 s^2 (4,000 draws: the sample variance is within 10% with probability
-    1 - 1e-5)."""
-    split = AgentSplit(_agents(), None, 0.25, np.random.default_rng(0))
-    losses = [np.full(len(agent.validation), 30.0) for agent in split.agents]  # clipped: B
-    event = GaussianScore().events(1.0, 1e-5, BOUND / split.n_validation, "score")[0]
-    rng = np.random.default_rng(shifted(7))
-    released = np.array([split.noisy_loss(losses, BOUND, GaussianScore(), event, rng)
-                         for _ in range(4000)])
-    assert np.mean(released) == pytest.approx(BOUND, abs=5 * 2 * event.noise_std / 63)
-    assert np.var(released) == pytest.approx(len(SIZES) * event.noise_std**2, rel=0.1)
-
-
-def test_each_agent_is_split_with_public_sizes():
-    split = AgentSplit(_agents(), None, 0.25, np.random.default_rng(3))
-    assert [len(agent.validation) for agent in split.agents] == [10, 12, 14, 16]
-    assert split.train_sizes == [30, 36, 42, 48]
-    for agent, size in zip(split.agents, SIZES):
-        assert sorted(np.concatenate([agent.train, agent.validation])) == list(range(size))
 
 
 def test_clone_and_pickle():

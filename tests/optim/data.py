@@ -33,3 +33,11 @@ MEAN_SPACES = {
     "sphere": lambda: Hypersphere(2),
     "hyperboloid": lambda: Hyperboloid(2),
 }
+
+N_SAMPLES = 20  # the strategies' tests' SPD cloud
+
+
+def spd_cloud():
+    """The strategies' tests' data: (SPD(3), N_SAMPLES points about 1.5 from the identity)."""
+    space = MEAN_SPACES["spd"]()
+    return space, cloud(space, N_SAMPLES, radius=1.0, seed=30, offset=1.5)

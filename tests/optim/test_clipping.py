@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.optim import FullBatch, SquaredDistanceLoss, clip_tangent_vectors, minimize
+from geomstats_dp.optim import (
+    FullBatch,
+    SquaredDistanceLoss,
+    clip_tangent_vectors,
+    minimize,
+)
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 
 from .data import MEAN_SPACES, cloud, random_tangent
 from .spaces import SPACE_FACTORIES
@@ -47,3 +53,35 @@ def test_a_clipped_step_moves_by_step_times_c(name):
                       keep_iterates=True)
     start = result.iterates[0]
     assert float(space.metric.dist(result.point, start)) == pytest.approx(0.35, rel=1e-8)
+
+
+def _clipped_mean(vectors, clip_norm, denominator):
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors * np.minimum(1, clip_norm / norms)).sum(axis=0) / denominator
+
+
+@pytest.mark.parametrize(("adjacency", "per_record"), [("replace_one", 2.0),
+                                                       ("add_remove", 1.0)])
+def test_sensitivity_is_the_largest_move_of_a_clipped_mean(adjacency, per_record):
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((10, 3)) * 5
+    clip_norm, n = 1.5, len(vectors)
+    bound = clipped_sum_sensitivity(clip_norm, n, adjacency=adjacency)
+    assert bound == pytest.approx(per_record * clip_norm / n)
+    # the worst neighbour: a record at the bound replaced by its opposite, or removed
+    worst = vectors.copy()
+    worst[0] = -vectors[0]
+    neighbour = worst if adjacency == "replace_one" else vectors[1:]
+    moved = np.linalg.norm(_clipped_mean(vectors, clip_norm, n)
+                           - _clipped_mean(neighbour, clip_norm, n))
+    assert moved == pytest.approx(bound)
+    for _ in range(50 if adjacency == "replace_one" else 0):  # replacements: no more
+        other = vectors.copy()
+        other[0] = rng.standard_normal(3) * 100
+        assert np.linalg.norm(_clipped_mean(vectors, clip_norm, n)
+                              - _clipped_mean(other, clip_norm, n)) <= bound + 1e-12
+
+
+def test_sensitivity_scales_with_the_weight_factor_and_the_multiplier():
+    assert clipped_sum_sensitivity(2.0, 8, factor=3.0) == pytest.approx(2 * 2 * 3 / 8)
+    assert clipped_sum_sensitivity(2.0, 8, multiplier=5.0) == pytest.approx(5 * 4 / 8)

@@ -7,6 +7,7 @@ import pytest
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.optim import AutodiffLoss, FullBatch, SquaredDistanceLoss, minimize
 from geomstats_dp.optim.losses import backend_name
+
 from .spaces import SPACE_FACTORIES
 
 AUTODIFF = backend_name() in ("autograd", "pytorch")
@@ -100,7 +101,7 @@ def test_autodiff_of_half_squared_distance_runs_like_the_closed_form(name):
     space = SPACE_FACTORIES[name]()
     gs.random.seed(9)
     data, start = space.random_point(6), space.random_point()
-    half_squared_distance = lambda points, samples: space.metric.squared_dist(  # noqa: E731
+    half_squared_distance = lambda points, samples: space.metric.squared_dist(
         points, samples
     ) / 2
     runs = [

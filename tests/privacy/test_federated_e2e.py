@@ -19,7 +19,7 @@ def test_end_to_end_without_agent_sampling_composes_all_local_steps(sampling):
     local = (GaussianEvent(5.0, 10),)
     # s = N: every round sees the record's agent, T K full-batch steps composed exactly
     # (Gaussian DP, checked against an independent calibration in
-    # tests/federated/test_prirfed_defaults.py), below their RDP composition
+    # tests/federated/test_defaults.py), below their RDP composition
     value = prirfed_end_to_end_epsilon(local, 10, 10, 20, 1e-5, sampling)
     assert value < 0.95 * ledger_epsilon((GaussianEvent(5.0, 200),), 1e-5)
     assert value == prirfed_end_to_end_epsilon(local, 10, 10, 20, 1e-5, "public")

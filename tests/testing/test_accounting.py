@@ -10,31 +10,18 @@ import math
 import numpy as np
 import pytest
 from geomstats.geometry.euclidean import Euclidean
-from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp.federated import PriRFed
 from geomstats_dp.learning import PrivateERM, PrivateFrechetMean
 from geomstats_dp.model_selection import PrivateGridSearchCV
-from geomstats_dp.model_selection import splits as splits_module
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.privacy import GaussianEvent, PureEvent
 from geomstats_dp.privacy import renyi as renyi_module
 from geomstats_dp.privacy.stages import observe_stages
-from geomstats_dp.testing._accounting import (
-    check_ledger_composition,
-    check_touched_stages,
-    replaced_records,
-)
+from geomstats_dp.testing._accounting import check_ledger_composition
 from geomstats_dp.testing._recording import record_fit
 
-SPHERE = Hypersphere(2)
-
-
-def sphere_data(n_samples, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n_samples, 3)) + np.array([0.0, 0.0, 3.0])
-    return X / np.linalg.norm(X, axis=1, keepdims=True)
-
+from .ledger_fits import SPHERE, federation, prirfed, small_search, sphere_data
 
 # -- check_ledger_composition on real fits ---------------------------------------------
 
@@ -46,13 +33,6 @@ def sphere_data(n_samples, seed=0):
 def test_frechet_mean_ledger_is_the_composition_of_its_stages(params):
     estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, **params)
     check_ledger_composition(estimator, sphere_data(24), random_state=0)
-
-
-def small_search(**params):
-    settings = {"epsilon": 2.0, "delta": 1e-5, "loss_bound": 2.0, "mean_runs": 2, "refit": False}
-    return PrivateGridSearchCV(PrivateFrechetMean(SPHERE, clip_norm=1.5),
-                               {"step_size": [0.1, 0.5], "n_iter": [3]},
-                               **{**settings, **params})
 
 
 @pytest.mark.parametrize("params", [{"runs": "poisson"}, {"runs": "geometric"},
@@ -72,17 +52,6 @@ def test_prirfed_search_ledger_composes_agents_in_parallel():
                                  loss_bound=20.0, runs="geometric", mean_runs=2,
                                  refit=False, score_method="gaussian")
     check_ledger_composition(search, data, random_state=0)
-
-
-def federation(sizes, seed=0):
-    rng = np.random.default_rng(seed)
-    return [rng.normal(size=(size, 3)) for size in sizes]
-
-
-def prirfed(**params):
-    settings = {"epsilon": 1.0, "n_rounds": 2, "n_sampled": 2, "local_steps": 2, "local_method": "rgd",
-                    "clip_norm": 1.0, "step_size": 0.1, "init_point": np.zeros(3)}
-    return PriRFed(Euclidean(3), **{**settings, **params})
 
 
 @pytest.mark.parametrize("accountant", ["end_to_end", "public_sampling",
@@ -150,40 +119,6 @@ def test_selection_ignoring_the_score_fails(monkeypatch):
             check_ledger_composition(small_search(), sphere_data(12), random_state=1)
     finally:
         renyi_module.selection_event_rdp.cache_clear()
-
-
-# -- check_touched_stages --------------------------------------------------------------
-
-def test_search_records_reach_one_part_of_the_split():
-    check_touched_stages(small_search(runs="geometric"), sphere_data(8), random_state=1)
-
-
-def test_a_record_in_both_parts_of_the_split_fails(monkeypatch):
-    """A training record also in the validation part reaches the run's fit and its score,
-    which the SelectionEvent composes in parallel."""
-    original = splits_module.RecordSplit.__init__
-
-    def overlapping(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        self.validation = np.sort(np.append(self.validation[1:], self.train[0]))
-
-    monkeypatch.setattr(splits_module.RecordSplit, "__init__", overlapping)
-    with pytest.raises(AssertionError, match="check_touched_stages.*below"):
-        check_touched_stages(small_search(runs="geometric"), sphere_data(8), random_state=1)
-
-
-def test_prirfed_record_reaches_its_own_agent_only():
-    data = federation([6, 9])
-    check_touched_stages(prirfed(accountant="end_to_end"), data, random_state=1,
-                         neighbours=list(replaced_records(data, indices=[0, 3])))
-
-
-@pytest.mark.parametrize("params", [{"method": "rgd", "n_iter": 3},
-                                    {"method": "rsgd", "n_iter": 3, "batch_size": 4}])
-def test_touched_stages_of_a_plain_fit_fit_its_ledger(params):
-    estimator = PrivateFrechetMean(SPHERE, epsilon=1.0, clip_norm=1.5, **params)
-    check_touched_stages(estimator, sphere_data(10), random_state=0,
-                         neighbours=list(replaced_records(sphere_data(10), indices=[0, 7])))
 
 
 # -- the federated round's stated noise, and Dask's stages ------------------------------

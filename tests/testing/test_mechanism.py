@@ -24,7 +24,7 @@ from geomstats_dp.testing import (
     mechanism_case,
     parametrize_private_checks,
 )
-from geomstats_dp.testing._cases import (
+from geomstats_dp.testing._case import (
     N_SAMPLES,
     SEED,
     _cloud,

@@ -9,7 +9,7 @@ from sklearn.base import clone
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning import NoiseDominatesWarning
 from geomstats_dp.optim import SquaredDistanceLoss, compiled_blocks
-from geomstats_dp.optim.strategies import FullBatch
+from geomstats_dp.optim.full_batch import FullBatch
 from geomstats_dp.privacy.stages import observe_stages
 from geomstats_dp.testing._recording import record_fit, replay_fit, seeded_clone
 

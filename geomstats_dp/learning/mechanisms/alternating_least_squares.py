@@ -59,6 +59,7 @@ import numpy as np
 
 from geomstats_dp.learning._local_completion import centred_ratings, fit_users
 from geomstats_dp.learning.mechanisms.base import Mechanism
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian
 from geomstats_dp.privacy.stages import noisy_stage
 
@@ -279,7 +280,7 @@ class AlternatingLeastSquaresRelease(Mechanism):
     @property
     def sensitivity(self):
         """2C: one alternation's item statistics, every item together."""
-        return 2 * self.clip_norm
+        return clipped_sum_sensitivity(self.clip_norm, 1)
 
     @property
     def start_sensitivity(self):

@@ -39,6 +39,7 @@ from geomstats_dp.learning._tangent_frame import (
     tangent_vector,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
 from geomstats_dp.privacy.stages import noisy_stage
 
@@ -107,7 +108,7 @@ class ClassMeansRelease(Mechanism):
             events.append(GaussianEvent.from_noise(
                 self.count_multiplier * COUNT_SENSITIVITY, COUNT_SENSITIVITY,
                 label=f"{self.label}: class counts"))
-        sensitivity = 2 * self.clip_norm
+        sensitivity = clipped_sum_sensitivity(self.clip_norm, 1)
         events.append(GaussianEvent.from_noise(
             self.sum_multiplier * sensitivity, sensitivity, n_steps=self.n_iter,
             label=f"{self.label}: class sums"))
@@ -131,7 +132,8 @@ class ClassMeansRelease(Mechanism):
         check_values(self.space, points, ATOL)
         sizes = self._sizes(codes, rng)
         centroids = [self.start] * self.n_classes
-        sigma = self.sum_multiplier * 2 * self.clip_norm
+        sigma = clipped_sum_sensitivity(self.clip_norm, 1,
+                                        multiplier=self.sum_multiplier)
         dim = int(self.space.dim)
         for step in range(self.n_iter):
             frames = [tangent_frame(self.space, point) for point in centroids]
@@ -144,7 +146,7 @@ class ClassMeansRelease(Mechanism):
             noise = rng.normal(0.0, sigma, sums.shape)
             noisy = np.asarray(to_numpy(noisy_stage(
                 sums, noise, label=f"{self.label}: class sums", law="gaussian",
-                scale=sigma, sensitivity=2 * self.clip_norm, dim=sums.size)))
+                scale=sigma, sensitivity=clipped_sum_sensitivity(self.clip_norm, 1), dim=sums.size)))
             steps = clip_rows(noisy / sizes[:, None], self.clip_norm)
             centroids = [
                 to_numpy(self.space.metric.exp(tangent_vector(self.space, frame, steps[k]),

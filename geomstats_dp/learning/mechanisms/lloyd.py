@@ -41,6 +41,7 @@ from geomstats_dp.learning.mechanisms.tangent_mean import (
     noisy_mean_steps,
 )
 from geomstats_dp.optim import canonical_point, clip_tangent_vectors
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
 from geomstats_dp.privacy.stages import noisy_stage
 
@@ -147,7 +148,8 @@ class LloydRelease(Mechanism):
 
     @property
     def sum_event(self):
-        z, sensitivity = self.multipliers[2], 2 * self.clip_norm
+        z, sensitivity = (self.multipliers[2],
+                          clipped_sum_sensitivity(self.clip_norm, 1))
         return GaussianEvent.from_noise(z * sensitivity, sensitivity, n_steps=self.n_iter,
                                         label=f"{self.label}: tangent sums")
 

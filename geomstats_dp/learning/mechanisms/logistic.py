@@ -22,6 +22,7 @@ from scipy.special import softmax
 
 from geomstats_dp.learning._tangent_frame import clip_rows
 from geomstats_dp.learning.mechanisms.base import Mechanism
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.privacy import GaussianEvent
 from geomstats_dp.privacy.stages import noisy_stage
 
@@ -60,7 +61,7 @@ class LogisticRelease(Mechanism):
     label: str = "logistic"
 
     def events(self):
-        sensitivity = 2 * self.gradient_clip
+        sensitivity = clipped_sum_sensitivity(self.gradient_clip, 1)
         return (GaussianEvent.from_noise(self.noise_multiplier * sensitivity, sensitivity,
                                          n_steps=self.n_iter,
                                          label=f"{self.label}: gradient sums"),)
@@ -76,7 +77,8 @@ class LogisticRelease(Mechanism):
         theta = np.zeros((self.n_classes, self.n_features + 1))
         penalty = np.ones_like(theta)
         penalty[:, -1] = 0.0
-        sigma = self.noise_multiplier * 2 * self.gradient_clip
+        sigma = clipped_sum_sensitivity(self.gradient_clip, 1,
+                                        multiplier=self.noise_multiplier)
         average, kept = np.zeros_like(theta), 0
         for step in range(self.n_iter):
             residuals = softmax(inputs @ theta.T, axis=1) - targets
@@ -85,7 +87,7 @@ class LogisticRelease(Mechanism):
             total = (residuals * factors[:, None]).T @ inputs
             noisy = noisy_stage(total, rng.normal(0.0, sigma, total.shape),
                                 label=f"{self.label}: gradient sums", law="gaussian",
-                                scale=sigma, sensitivity=2 * self.gradient_clip,
+                                scale=sigma, sensitivity=clipped_sum_sensitivity(self.gradient_clip, 1),
                                 dim=total.size)
             theta = theta - self.step_size * (np.asarray(noisy) / self.n_samples
                                               + self.regularization * penalty * theta)

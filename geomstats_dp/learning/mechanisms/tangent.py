@@ -46,7 +46,6 @@ from geomstats_dp.learning._diagnostics import (
     noise_ratio,
     reach,
 )
-from geomstats_dp.learning._gradient_plan import clipped_sum_sensitivity
 from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.learning.mechanisms.clip_bound import (
     AutoClip,
@@ -56,6 +55,7 @@ from geomstats_dp.learning.mechanisms.clip_bound import (
 from geomstats_dp.learning.mechanisms.loss_checks import probe_loss
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.optim.affine_log import known_factors
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.optim.geodesics import geodesics_for
 from geomstats_dp.optim.karcher import first_settled, karcher_mean
 from geomstats_dp.optim.oracle import GradientOracle

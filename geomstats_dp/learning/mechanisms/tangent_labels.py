@@ -38,6 +38,7 @@ from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning._data import check_values
 from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.optim import canonical_point, clip_tangent_vectors
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.optim.step_cap import cap_norm
 from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
 from geomstats_dp.privacy.stages import noisy_stage
@@ -101,19 +102,21 @@ class TangentLabelRelease(Mechanism):
     @property
     def sigma(self):
         """z 2D, the noise's standard deviation on every coordinate."""
-        return self.noise_multiplier * 2 * self.clip_norm
+        return clipped_sum_sensitivity(self.clip_norm, 1,
+                                       multiplier=self.noise_multiplier)
 
     @property
     def base_sensitivity(self):
         """2D / n, the private base point's (a clipped tangent mean)."""
-        return 2 * self.clip_norm / self.n_samples
+        return clipped_sum_sensitivity(self.clip_norm, self.n_samples)
 
     @property
     def base_sigma(self):
         """z_0 2D / n, the private base point's noise (None for a public one)."""
         if self.public_base:
             return None
-        return self._multipliers[0] * 2 * self.clip_norm / self.n_samples
+        return clipped_sum_sensitivity(self.clip_norm, self.n_samples,
+                                       multiplier=self._multipliers[0])
 
     def events(self):
         base_events = ()
@@ -122,7 +125,7 @@ class TangentLabelRelease(Mechanism):
                 self._multipliers[0], sensitivity=self.base_sensitivity,
                 noise_std=self.base_sigma, label=BASE_LABEL),)
         return base_events + (GaussianEvent(
-            self.noise_multiplier, sensitivity=2 * self.clip_norm, noise_std=self.sigma,
+            self.noise_multiplier, sensitivity=clipped_sum_sensitivity(self.clip_norm, 1), noise_std=self.sigma,
             label=LABELS_LABEL),)
 
     def _clipped_logs(self, targets, base_point):
@@ -160,7 +163,7 @@ class TangentLabelRelease(Mechanism):
                                random_state=rng)
         labels = noisy_stage(
             clipped, gs.reshape(noise, clipped.shape), label=LABELS_LABEL, law="gaussian",
-            scale=self.sigma, sensitivity=2 * self.clip_norm, dim=len(targets) * dim,
+            scale=self.sigma, sensitivity=clipped_sum_sensitivity(self.clip_norm, 1), dim=len(targets) * dim,
             norm=functools.partial(block_norm, metric, base_point), adjacency="label_level")
         return {
             "labels_": labels,

@@ -11,13 +11,14 @@ import geomstats.backend as gs
 
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.optim import SquaredDistanceLoss
+from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.optim.oracle import GradientOracle
 from geomstats_dp.privacy import GaussianEvent
 
 
 def mean_step_sensitivity(clip_norm, n_samples):
     """2C/n: the most one replaced record moves a mean of n tangent vectors clipped to C."""
-    return 2 * clip_norm / n_samples
+    return clipped_sum_sensitivity(clip_norm, n_samples)
 
 
 def mean_steps_event(multiplier, clip_norm, n_samples, n_steps, label):

@@ -28,7 +28,7 @@ def spd_records(n_samples, dim, seed):
 
 
 def mean_fit(X, **params):
-    settings = dict(epsilon=1.0, delta=1e-5, clip_norm=2.0, n_iter=4, random_state=7)
+    settings = {"epsilon": 1.0, "delta": 1e-5, "clip_norm": 2.0, "n_iter": 4, "random_state": 7}
     return PrivateFrechetMean(SPDMatrices(3), **{**settings, **params}).fit(X)
 
 
@@ -52,9 +52,9 @@ def test_frechet_mean_equals_in_memory_release(scheduler):
 
 
 @pytest.mark.parametrize("params", [
-    dict(method="rsgd", batch_size=50, n_iter=5),
-    dict(method="rsgd", batch_size=50, n_iter=5, sampling="poisson", dataset_size=600),
-    dict(method="rsvrg", n_iter=2, inner_steps=5),
+    {"method": "rsgd", "batch_size": 50, "n_iter": 5},
+    {"method": "rsgd", "batch_size": 50, "n_iter": 5, "sampling": "poisson", "dataset_size": 600},
+    {"method": "rsvrg", "n_iter": 2, "inner_steps": 5},
 ])
 def test_stochastic_methods_equal_in_memory_release(params):
     """Batches (drawn on the client from public quantities) are read from the chunks."""
@@ -80,7 +80,7 @@ def test_erm_with_public_weights_equals_in_memory_release():
     X = rng.standard_normal((500, 3)) + np.array([0.0, 0.0, 3.0])
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     weights = rng.uniform(0.5, 1.5, size=500)
-    params = dict(epsilon=2.0, clip_norm=1.5, n_iter=5, random_state=3)
+    params = {"epsilon": 2.0, "clip_norm": 1.5, "n_iter": 5, "random_state": 3}
     expected = PrivateERM(space, SquaredDistanceLoss(space), **params).fit(
         X, sample_weight=weights)
     got = PrivateERM(space, SquaredDistanceLoss(space), **params).fit(

@@ -13,9 +13,10 @@ flower_deploy = pytest.importorskip("geomstats_dp.federated.flower_deploy")
 
 pytestmark = [pytest.mark.flower, pytest.mark.backend_independent]
 
-KWARGS = dict(epsilon=1.0, delta=1e-5, n_rounds=3, n_sampled=2, local_steps=2,
-              local_method="rsgd", clip_norm=0.5, batch_size=4, step_size=0.2,
-              output="random", accountant="theorem_4_2", random_state=7, round_timeout=30.0)
+KWARGS = {"epsilon": 1.0, "delta": 1e-5, "n_rounds": 3, "n_sampled": 2, "local_steps": 2,
+          "local_method": "rsgd", "clip_norm": 0.5, "batch_size": 4, "step_size": 0.2,
+          "output": "random", "accountant": "theorem_4_2", "random_state": 7,
+          "round_timeout": 30.0}
 
 
 def test_flat_config_describes_the_same_run_and_charges_it():
