@@ -83,8 +83,10 @@ class PrivateEstimator(BaseEstimator):
             )
         fitted = run_release(mechanism, budget, data, weights, self.random_state,
                              self.secure)
-        fitted = self._finish(fitted)
-        fitted.update(budget_=budget, method_=method)
-        for name, value in fitted.items():
+        return self._set_fitted(self._finish(fitted), budget_=budget, method_=method)
+
+    def _set_fitted(self, fitted, **public):
+        """Set the released attributes ``fitted`` and the public ones; return self."""
+        for name, value in {**fitted, **public}.items():
             setattr(self, name, value)
         return self

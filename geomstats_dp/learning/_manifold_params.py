@@ -71,7 +71,5 @@ class ManifoldEstimator(PrivateEstimator):
 
     def _end_fit(self, fitted, budget):
         """Set the released attributes, ``budget_`` and ``n_features_in_``."""
-        fitted.update(budget_=budget, n_features_in_=int(np.prod(self.space.shape)))
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        return self
+        return self._set_fitted(fitted, budget_=budget,
+                                n_features_in_=int(np.prod(self.space.shape)))

@@ -137,9 +137,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
             label=type(self).__name__)
         fitted = run_release(mechanism, budget, (points, codes), None,
                              self.random_state, self.secure)
-        self.__dict__.update(fitted, classes_=classes, budget_=budget,
-                             method_="class_means")
-        return self
+        return self._set_fitted(fitted, classes_=classes, budget_=budget,
+                                method_="class_means")
 
     def transform(self, X):
         """Riemannian distances to the centroids (post-processing).

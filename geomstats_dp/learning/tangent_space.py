@@ -140,7 +140,7 @@ class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
 
     def _set_reference(self, fitted, budget):
         """Set the fitted attributes and the frame at ``base_point_``."""
-        self.__dict__.update(fitted, budget_=budget, method_=(
+        self._set_fitted(fitted, budget_=budget, method_=(
             "public" if self.base_point is not None else "pooled_mean"))
         self._frame = tangent_frame(self.space, to_numpy(self.base_point_))
 
