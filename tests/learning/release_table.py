@@ -12,7 +12,10 @@ Recorded once per backend, as committed data, with
 
 and compared by ``tests/learning/test_release_table.py``. Rerecord only for a change
 meant to alter releases, and say so in its commit. A new estimator or case adds its keys
-with ``--add``, which refuses to run when a recorded release has changed.
+with ``--add``, which refuses to run when a recorded release has changed. A change meant
+to alter some releases rerecords them with ``--replace SUBSTRING`` (repeatable): keys
+containing a substring are replaced, added or dropped, and it refuses to run when any other
+recorded release has changed.
 """
 
 import os
@@ -191,9 +194,20 @@ if __name__ == "__main__":
     backend = os.environ.get("GEOMSTATS_BACKEND", "numpy")
     TABLE_DIR.mkdir(exist_ok=True)
     table = releases()
-    if "--add" in sys.argv[1:]:
+    arguments = sys.argv[1:]
+    replaced = [arguments[i + 1] for i, flag in enumerate(arguments[:-1])
+                if flag == "--replace"]
+    if "--add" in arguments or replaced:
         with np.load(table_path(backend)) as stored:
             recorded = dict(stored)
+        if replaced:
+            print(f"{sum(any(r in key for r in replaced) for key in recorded)} keys "
+                  f"rerecorded")
+            recorded = {key: value for key, value in recorded.items()
+                        if not any(r in key for r in replaced)}
+            table = {key: value for key, value in table.items()
+                     if key in recorded or any(r in key for r in replaced)
+                     or "--add" in arguments}
         differing = changed(recorded, table)
         if differing:
             sys.exit(f"{len(differing)} recorded releases changed: {differing[:20]}")
