@@ -14,7 +14,7 @@ the public bound B = sqrt(p), loose as a user would take it; none is used by the
 Methods at (epsilon, delta = 1e-5), every one centring with a private mean on
 ``MEAN_SHARE`` of the Gaussian-DP budget mu^2 (sensitivity 2B / n) and composing
 exactly to (epsilon, delta) with the library's accountant (``calibrate_gaussian``):
-``default`` is ``PrivatePCA(k, data_norm=B, centered=False)`` (``method="auto"``);
+``default`` is ``PrivatePCA(k, data_norm=B, centering="private_mean")`` (``method="auto"``);
 ``analyze_gauss`` (Dwork, Talwar, Thakurta & Zhang 2014) releases the covariance plus a
 symmetric Gaussian matrix (sensitivity sqrt(2) B^2 / n), top-k eigenvectors;
 ``noisy_power`` (Hardt & Price 2014) runs ``NPM_STEPS`` iterations W <- qr(C W + G)
@@ -111,7 +111,7 @@ def private_pca(X, k, bound, epsilon, seed, method="auto"):
     """PrivatePCA's released components, [p, k]."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pca = PrivatePCA(k, epsilon=epsilon, delta=DELTA, data_norm=bound, centered=False,
+        pca = PrivatePCA(k, epsilon=epsilon, delta=DELTA, data_norm=bound, centering="private_mean",
                          mean_budget_fraction=MEAN_SHARE, method=method,
                          random_state=seed).fit(X)
     return np.asarray(pca.components_).T

@@ -39,6 +39,8 @@ PCA_FITTED = GRADIENT_FITTED + ("components_", "mean_", "explained_variance_",
 # full-batch DP-RGD only: the budget shares compose exactly under Gaussian DP, which
 # subsampled DP-RSGD / DP-RSVRG accounting does not
 MECHANISMS = {"analyze_gauss": AnalyzeGaussRelease, "rgd": PCAGradientRelease}
+# centering: a private mean subtracted first (scikit-learn's PCA), or the rows as they are
+CENTERINGS = ("private_mean", "none")
 # method="auto": "rgd" above this number of features (``auto_method``)
 AUTO_MAX_FEATURES = 4096
 
@@ -54,9 +56,10 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
     share of the Gaussian-DP budget mu^2 (mu = ``gdp_mu(epsilon, delta)``), so that the
     events of a fit compose exactly to (epsilon, delta):
 
-    - ``centered=False``: a private mean first (sensitivity 2B / n, share
-      ``mean_budget_fraction``), subtracted from every row, which is then mapped to
-      norm <= B again;
+    - ``centering="private_mean"`` (default, as scikit-learn's PCA centres): a private
+      mean first (sensitivity 2B / n, share ``mean_budget_fraction``), subtracted from
+      every row, which is then mapped to norm <= B again; ``centering="none"``: the rows
+      as they are (their uncentred second moment);
     - ``method="analyze_gauss"``: the second-moment matrix (1/n) sum z z^T plus a
       symmetric Gaussian matrix (sensitivity sqrt(2) B^2 / n for its upper triangle),
       top-k eigenvectors (Dwork, Talwar, Thakurta & Zhang 2014;
@@ -79,11 +82,12 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
     data_norm : float
         B, a public bound on the row norms (from the measurement's range, never from the
         data; features in [0, 1]^p give B = sqrt(p)). Required.
-    centered : bool
-        True: the rows are used as they are (their second moment; data centred publicly,
-        or uncentred PCA). False: a private mean is subtracted first (scikit-learn's PCA).
+    centering : {"private_mean", "none"}
+        "private_mean" (default): a private mean is released and subtracted first, as
+        scikit-learn's PCA centres. "none": the rows are used as they are (an uncentred
+        PCA, or data centred publicly), the whole budget on the components.
     mean_budget_fraction : float
-        With ``centered=False``, the share of mu^2 spent on the mean, in (0, 1).
+        With ``centering="private_mean"``, the share of mu^2 spent on the mean, in (0, 1).
     method : {"auto", "analyze_gauss", "rgd"}
     n_iter : int, optional
         "rgd": the number of steps; default ``PCA_ITER_FACTOR`` times the Frechet
@@ -114,7 +118,7 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
     explained_variance_ratio_ : array-like, shape=[n_components]
         Over the released total variance.
     mean_ : array-like, shape=[n_features]
-        The private mean (zeros when ``centered=True``).
+        The private mean (zeros with ``centering="none"``).
     method_ : str
         The method run ("auto" resolved).
     noise_ratio_ : float
@@ -150,20 +154,20 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
             "random_state", "secure", "verbose")},
         "n_components": [PositiveInt()],
         "data_norm": [PositiveFinite(), None],  # None: refused with its own message
-        "centered": ["boolean"],
+        "centering": [StrOptions(set(CENTERINGS))],
         "mean_budget_fraction": PROBABILITY,
         "method": [StrOptions({"auto", *MECHANISMS})],
     }
 
     def __init__(self, n_components=1, epsilon=1.0, delta=1e-5, data_norm=None,
-                 centered=True, mean_budget_fraction=0.1, method="auto", n_iter=None,
+                 centering="private_mean", mean_budget_fraction=0.1, method="auto", n_iter=None,
                  step_size=None, output=None, noise_method="transport", budget=None,
                  random_state=None, secure=False, verbose=False):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
-        self.centered = centered
+        self.centering = centering
         self.mean_budget_fraction = mean_budget_fraction
         self.method = method
         self.n_iter = n_iter
@@ -199,7 +203,7 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
         mechanism = MECHANISMS[method](
             n_samples=n_samples, n_components=self.n_components,
             data_norm=float(self.data_norm), epsilon=self.epsilon, delta=self.delta,
-            mean_share=0.0 if self.centered else self.mean_budget_fraction,
+            mean_share=self.mean_budget_fraction if self.centering == "private_mean" else 0.0,
             label=type(self).__name__, **self._gradient_settings(method, n_features))
         return self._fit_release(budget, method, mechanism, data, None)
 

@@ -31,7 +31,7 @@ from geomstats_dp.learning._pca_rows import (
     stage_of,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
-from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, share_epsilon
+from geomstats_dp.privacy import GaussianEvent, share_noise_multipliers
 
 LABEL = "second moment"
 MEAN_LABEL = "mean"
@@ -39,8 +39,9 @@ MEAN_LABEL = "mean"
 
 def pca_event(epsilon, delta, share, part, sensitivity, label="PrivatePCA"):
     """The calibrated one-shot Gaussian event of ``part``, spending ``share`` of the
-    Gaussian-DP budget mu^2 of (epsilon, delta) (its label names it)."""
-    multiplier = calibrate_gaussian(share_epsilon(epsilon, delta, share), delta, 1)
+    Gaussian-DP budget mu^2 of (epsilon, delta) (its label names it): noise multiplier
+    1 / (sqrt(share) mu), whatever delta."""
+    (multiplier,) = share_noise_multipliers(epsilon, delta, (share,))
     return GaussianEvent.from_noise(multiplier * sensitivity, sensitivity,
                                     label=f"{label}: {part}")
 

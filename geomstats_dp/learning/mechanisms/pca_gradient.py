@@ -59,7 +59,7 @@ from geomstats_dp.learning.mechanisms.analyze_gauss import (
 from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.optim import ConstantStep, PerSampleLoss
-from geomstats_dp.privacy import share_epsilon
+from geomstats_dp.privacy.gaussian_dp import share_target
 
 LABEL = "variances"
 SCALE_LABEL = "trace"
@@ -272,11 +272,12 @@ class PCAGradientRelease(Mechanism):
             "rgd", self.n_samples, dim, self.epsilon, self.delta)
         preliminary = (() if self.mean_event is None else (self.mean_event,)) + (
             self.trace_event,)
+        # the run's target: its share of mu^2, as a point of its own privacy curve
+        epsilon, delta = share_target(self.epsilon, self.delta,
+                                      self._rest * (1.0 - SCALE_SHARE - VARIANCE_SHARE))
         return GradientRelease(
             space=space, loss=PCALoss(space, self.data_norm), n_samples=self.n_samples,
-            epsilon=share_epsilon(self.epsilon, self.delta,
-                                  self._rest * (1.0 - SCALE_SHARE - VARIANCE_SHARE)),
-            delta=self.delta, method="rgd", n_iter=n_iter, clip_norm=self.data_norm**2,
+            epsilon=epsilon, delta=delta, method="rgd", n_iter=n_iter, clip_norm=self.data_norm**2,
             init_point=start_basis(self.n_features, self.n_components),
             step_size=self.step_size, output=self.output, noise_method=self.noise_method,
             label=self.label, verbose=self.verbose,
