@@ -475,3 +475,47 @@ def test_bounded_rows_scales_long_rows_zeroes_non_finite_and_copies_only_then():
                                rtol=1e-13)
     np.testing.assert_allclose(rows[kept] * norms[:, None],
                                original[kept] * np.minimum(norms, bound)[:, None], rtol=1e-13)
+
+
+def test_score_is_the_probabilistic_pca_likelihood_of_the_release():
+    """score_samples is the Gaussian log-density with the covariance the release defines
+    (written out here with scipy); score, its mean, spends nothing and says it is not
+    private; at a huge epsilon it is scikit-learn's PCA score."""
+    from sklearn.decomposition import PCA
+    from sklearn.model_selection import cross_val_score
+
+    from geomstats_dp.privacy import PrivacyLeakWarning
+
+    X = _unit_cube(2000)
+    pca = _quiet_fit(PrivatePCA(2, epsilon=20.0, data_norm=math.sqrt(10), random_state=0), X)
+    components = to_numpy(pca.components_)
+    noise = pca.noise_variance_
+    assert noise > 0
+    spikes = np.maximum(to_numpy(pca.explained_variance_) - noise, 0.0)
+    covariance = components.T @ np.diag(spikes) @ components + noise * np.eye(10)
+    expected = stats.multivariate_normal(to_numpy(pca.mean_), covariance).logpdf(X[:50])
+    spent = pca.budget_.spent_epsilon
+    with pytest.warns(PrivacyLeakWarning):
+        samples = to_numpy(pca.score_samples(X[:50]))
+    np.testing.assert_allclose(samples, expected, rtol=1e-10)
+    with pytest.warns(PrivacyLeakWarning):
+        assert pca.score(X[:50]) == pytest.approx(expected.mean(), rel=1e-10)
+    assert pca.budget_.spent_epsilon == spent
+    exact = PrivatePCA(2, epsilon=HUGE_EPSILON, data_norm=math.sqrt(10), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        assert exact.fit(X).score(X) == pytest.approx(PCA(2).fit(X).score(X), rel=1e-3)
+        scores = cross_val_score(clone(exact), X, cv=3)
+    assert np.isfinite(scores).all() and len(scores) == 3
+
+
+def test_score_floors_a_released_residual_that_is_not_positive():
+    """A residual the noise drives below 0 gives noise_variance_ = 0; the score's model
+    floors it at a public fraction of B^2 / p and stays finite."""
+    X = _unit_cube(50)
+    pca = _quiet_fit(PrivatePCA(1, epsilon=0.01, data_norm=math.sqrt(10),
+                                random_state=1), X)
+    pca.noise_variance_ = 0.0  # as released when the residual's noise is negative
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isfinite(pca.score(X))

@@ -78,12 +78,15 @@ def private_rows(X, data_norm, mean_event, rng):
     return centred_rows(X, data_norm, mean), mean
 
 
-def explained(top, rest):
-    """explained_variance_ and _ratio_ from released variances (negatives floored)."""
+def explained(top, rest, n_features):
+    """explained_variance_, _ratio_ and noise_variance_ (the rest over the p - k other
+    directions, as scikit-learn's PCA) from released variances (negatives floored)."""
     top = np.maximum(np.asarray(top, dtype=np.float64), 0.0)
-    total = top.sum() + max(float(rest), 0.0)
+    rest = max(float(rest), 0.0)
+    total = top.sum() + rest
     ratio = top / total if total > 0 else np.zeros_like(top)
-    return {"explained_variance_": top, "explained_variance_ratio_": ratio}
+    return {"explained_variance_": top, "explained_variance_ratio_": ratio,
+            "noise_variance_": rest / (n_features - len(top))}
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,7 @@ class AnalyzeGaussRelease(Mechanism):
         return {
             "estimate_": to_backend(basis),
             "mean_": mean,
-            **explained(eigenvalues[:k], eigenvalues[k:].sum()),
+            **explained(eigenvalues[:k], eigenvalues[k:].sum(), rows.shape[1]),
             "noise_multiplier_": multiplier,
             "noise_multipliers_": {LABEL: multiplier},
             "n_iter_": 1,

@@ -314,7 +314,7 @@ class PCAGradientRelease(Mechanism):
                                                     **stage_of(event))
         variances, rotation = np.linalg.eigh(moments)
         basis = basis @ rotation[:, ::-1]
-        fitted.update(explained(variances[::-1], residual))
+        fitted.update(explained(variances[::-1], residual, self.n_features))
         fitted["estimate_"] = to_backend(basis[:, 0] if basis.shape[1] == 1 else basis)
         fitted["events_"] = tuple(fitted["events_"]) + (self.variance_event,)
         return fitted
