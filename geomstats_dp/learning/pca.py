@@ -133,12 +133,13 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
     method_ : str
         The method run ("auto" resolved).
     noise_ratio_ : float
-        Expected noise displacement against the signal, from released quantities
-        (analyze_gauss: noise spectral norm over the k-th released eigenvalue less that
-        norm; gradient methods: the noise ratio of ``PrivateERM`` in radians, with the
-        curvature set to the private trace less twice its noise, an optimistic eigengap). Above 1 a NoiseDominatesWarning is
-        emitted. Derived from the release, it differs between neighbouring datasets as
-        the release does.
+        Expected noise against the largest signal any data could have, public (a
+        function of n, p, epsilon, delta and the settings: the same on neighbouring
+        datasets). Analyze Gauss: the noise matrix's expected spectral norm
+        2 sigma sqrt(p) over B^2, the largest eigenvalue rows of norm <= B can have;
+        DP-RGD: the noise ratio of ``PrivateERM`` in radians on the model problem of
+        curvature and trace B^2. Above 1 a NoiseDominatesWarning says that no data can
+        make the release better than the data-independent start.
     data_norm_ : float
     n_features_in_ : int
     estimate_ : array-like, shape=[n_features] or [n_features, n_components]

@@ -519,3 +519,48 @@ def test_score_floors_a_released_residual_that_is_not_positive():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert np.isfinite(pca.score(X))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("method", ["analyze_gauss", "rgd"])
+def test_the_noise_warning_is_a_public_rule_of_n_p_and_epsilon(method):
+    """n = 200 rows in p = 60 at epsilon 0.1: the noise outweighs real data (the ratio is
+    the same for two unrelated datasets, Analyze Gauss's is 2 sigma sqrt(p) over
+    SIGNAL_FRACTION B^2 from the calibrated noise); at epsilon 1e3 no warning."""
+    rng = np.random.default_rng(12)
+    datasets = (rng.uniform(0, 1, (200, 60)), _spiked(200, n_features=60, seed=3)[0])
+    ratios = []
+    for X in datasets:
+        with pytest.warns(NoiseDominatesWarning, match="noise_ratio_ > 1"):
+            pca = PrivatePCA(1, epsilon=0.1, data_norm=math.sqrt(60), method=method,
+                             n_iter=20, random_state=0).fit(X)
+        ratios.append(pca.noise_ratio_)
+    assert ratios[0] == ratios[1] > 1
+    if method == "analyze_gauss":
+        noise_std = pca.events_[-1].noise_std
+        signal = analyze_gauss.SIGNAL_FRACTION * 60  # of B^2 = 60
+        assert ratios[0] == pytest.approx(2 * noise_std * math.sqrt(60) / signal)
+    for X in datasets:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NoiseDominatesWarning)
+            PrivatePCA(1, epsilon=1e3, data_norm=math.sqrt(60), method=method, n_iter=20,
+                       random_state=0).fit(X)
+
+
+def test_no_noise_warning_on_a_working_digits_pipeline():
+    """Digits scaled publicly to norm <= 1, 20 private components at epsilon 1 feeding a
+    logistic regression: held-out accuracy far above chance (0.1), and no warning."""
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+
+    digits = load_digits()
+    X = (digits.data / 16.0 - 0.5) / 4.0
+    X_train, X_test, y_train, y_test = train_test_split(X, digits.target, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatesWarning)
+        pipeline = make_pipeline(
+            PrivatePCA(20, epsilon=1.0, data_norm=1.0, random_state=0),
+            LogisticRegression(max_iter=3000)).fit(X_train, y_train)
+    assert pipeline.score(X_test, y_test) > 0.8

@@ -28,7 +28,6 @@ the components and their variances, by decreasing variance (post-processing).
 """
 
 import functools
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -51,6 +50,7 @@ from geomstats_dp.learning._pca_rows import (
 )
 from geomstats_dp.learning.mechanisms.analyze_gauss import (
     MEAN_LABEL,
+    SIGNAL_FRACTION,
     centred_rows,
     explained,
     pca_event,
@@ -149,14 +149,13 @@ def prepare_rows(data_norm, mean_event, trace_event, data, rng):
         The rows the run reads (mapped, centred on the private mean).
     fitted : dict
         ``mean_``.
-    trace : tuple of two floats
-        The private trace floored at twice its noise (the steps' scale), and the trace
-        less twice its noise (the noise ratio's curvature, a lower bound).
+    trace : tuple of one float
+        The private trace floored at twice its noise (the steps' scale).
     """
     rows, mean = private_rows(_dask.numpy_or_dask(data), data_norm, mean_event, rng)
     noise_std = trace_event.noise_std
     trace = noisy_trace(rows, noise_std, rng, **stage_of(trace_event))
-    context = (max(trace, 2 * noise_std), trace - 2 * noise_std)
+    context = (max(trace, 2 * noise_std),)
     return _dask.backend_or_dask(rows), {"mean_": mean}, context
 
 
@@ -173,14 +172,17 @@ def step_rule(dim, inner_steps, clip_norm, noise_stds, context):
     return ConstantStep(RGD_MAX_STEP * shrink2 / trace)
 
 
-def ratio_rule(dim, step_sizes, noise_stds, clip_norm, output, context):
-    """``_diagnostics.noise_ratio`` in radians, with curvature h the private trace less
-    twice its noise (infinite when h <= 0: the noise hides the data's scale)."""
-    curvature = context[1]
-    if curvature <= 0:
-        return math.inf
-    steps = np.asarray(step_sizes) * curvature
-    stds = tuple(std / curvature for std in noise_stds)
+def ratio_rule(dim, signal, default_steps, step_sizes, noise_stds, clip_norm, output,
+               context):
+    """``_diagnostics.noise_ratio`` in radians on the model problem whose curvature and
+    trace are ``signal`` (``SIGNAL_FRACTION`` B^2), public: the default steps are those
+    ``step_rule`` gives at that trace (not the private one), a user's steps are used as
+    given; the same on neighbouring datasets."""
+    if default_steps:
+        step = step_rule(dim, None, clip_norm, noise_stds, (signal,))(0)
+        step_sizes = np.full(len(step_sizes), step)
+    steps = np.asarray(step_sizes) * signal
+    stds = tuple(std / signal for std in noise_stds)
     return noise_ratio(steps, stds, dim, 1.0, output)
 
 
@@ -284,7 +286,9 @@ class PCAGradientRelease(Mechanism):
             preliminary=Preliminary(preliminary, functools.partial(
                 prepare_rows, self.data_norm, self.mean_event, self.trace_event)),
             step_rule=functools.partial(step_rule, dim),
-            ratio_rule=functools.partial(ratio_rule, dim))
+            ratio_rule=functools.partial(ratio_rule, dim,
+                                         SIGNAL_FRACTION * self.data_norm**2,
+                                         self.step_size is None))
 
     def _warn_if_cannot_converge(self):
         gradient = self.gradient
