@@ -160,14 +160,15 @@ CASES = {
                 [[0.0], [1.0]], [[0.0], [-1.0]], None, None,
                 {"statistic": first_coordinate, "delta": 0.0}),
     "pca_analyze_gauss": (
-        PrivatePCA(1, epsilon=EPSILON, delta=DELTA, data_norm=1.0, method="analyze_gauss"),
+        PrivatePCA(1, epsilon=EPSILON, delta=DELTA, data_norm=1.0, method="analyze_gauss",
+                   centering="none"),
         np.concatenate([BALANCED, [[1.0, 0.0]]]), np.concatenate([BALANCED, [[0.0, 1.0]]]),
         None, None,
         {"release": second_moment,
          "statistic": projection_statistic([1.0, 0.0, 0.0, -1.0])}),
     "pca_rgd": (
         PrivatePCA(1, epsilon=EPSILON, delta=PCA_DELTA, data_norm=1.0, method="rgd",
-                   **ONE_STEP),
+                   centering="none", **ONE_STEP),
         pca_rows(math.pi / 4), pca_rows(-math.pi / 4), None, None,
         {"release": pca_angle, "statistic": first_coordinate, "n_runs": 1500}),
     "als": (
