@@ -19,6 +19,7 @@ from geomstats_dp.learning.mechanisms import analyze_gauss, pca_gradient
 from geomstats_dp.learning.pca import PCALoss, explained_variance_ratio
 from geomstats_dp.optim import riemannian_gradient
 from geomstats_dp.privacy import BudgetExceededError, GaussianEvent, PrivacyBudget
+from tests.conftest import shifted
 from tests.optim.spies import TangentGaussianSpy
 
 HUGE_EPSILON = 1e6
@@ -228,13 +229,13 @@ def test_the_default_centres_on_a_private_mean_as_scikit_learn_does(method):
     X[:, :2] += 0.3 * rng.uniform(-1, 1, (3000, 1)) * [1, -1]
     centred = X - X.mean(axis=0)
     default = PrivatePCA(1, epsilon=HUGE_EPSILON, data_norm=math.sqrt(10), method=method,
-                         random_state=0).fit(X)
+                         random_state=shifted(0)).fit(X)
     assert default.get_params()["centering"] == "private_mean"
     assert default.events_[0].label == "PrivatePCA: mean"
     np.testing.assert_allclose(to_numpy(default.mean_), X.mean(axis=0), atol=1e-4)
     assert explained_variance_ratio(default.components_, centred) > 0.99
     uncentred = PrivatePCA(1, epsilon=HUGE_EPSILON, data_norm=math.sqrt(10), method=method,
-                           centering="none", random_state=0).fit(X)
+                           centering="none", random_state=shifted(0)).fit(X)
     assert "PrivatePCA: mean" not in [event.label for event in uncentred.events_]
     assert not to_numpy(uncentred.mean_).any()
     assert explained_variance_ratio(uncentred.components_, centred) < 0.05
@@ -488,7 +489,8 @@ def test_score_is_the_probabilistic_pca_likelihood_of_the_release():
     from geomstats_dp.privacy import PrivacyLeakWarning
 
     X = _unit_cube(2000)
-    pca = _quiet_fit(PrivatePCA(2, epsilon=20.0, data_norm=math.sqrt(10), random_state=0), X)
+    pca = _quiet_fit(PrivatePCA(2, epsilon=20.0, data_norm=math.sqrt(10),
+                                random_state=shifted(0)), X)
     components = to_numpy(pca.components_)
     noise = pca.noise_variance_
     assert noise > 0
@@ -502,7 +504,8 @@ def test_score_is_the_probabilistic_pca_likelihood_of_the_release():
     with pytest.warns(PrivacyLeakWarning):
         assert pca.score(X[:50]) == pytest.approx(expected.mean(), rel=1e-10)
     assert pca.budget_.spent_epsilon == spent
-    exact = PrivatePCA(2, epsilon=HUGE_EPSILON, data_norm=math.sqrt(10), random_state=0)
+    exact = PrivatePCA(2, epsilon=HUGE_EPSILON, data_norm=math.sqrt(10),
+                       random_state=shifted(0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         assert exact.fit(X).score(X) == pytest.approx(PCA(2).fit(X).score(X), rel=1e-3)
@@ -562,6 +565,6 @@ def test_no_noise_warning_on_a_working_digits_pipeline():
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatesWarning)
         pipeline = make_pipeline(
-            PrivatePCA(20, epsilon=1.0, data_norm=1.0, random_state=0),
+            PrivatePCA(20, epsilon=1.0, data_norm=1.0, random_state=shifted(0)),
             LogisticRegression(max_iter=3000)).fit(X_train, y_train)
     assert pipeline.score(X_test, y_test) > 0.8
