@@ -110,7 +110,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
     }
 
     def __init__(self, space, epsilon=1.0, delta=1e-5, labels="private", classes=None,
-                 clip_norm=1.0, n_iter=3, init_point=None, reference_fraction=0.2,
+                 clip_norm=1.0, n_iter=1, init_point=None, reference_fraction=0.2,
                  reference_clip_norm=3.0, reference_n_iter=3, budget=None,
                  random_state=None, secure=False):
         self.space = space

@@ -85,7 +85,8 @@ def objective_perturbation_plan(n_samples, n_classes, epsilon, delta, regulariza
         epsilon_J = r log(1 + beta / Lambda).
     """
     rank = n_classes - 1
-    minimum = SMOOTHNESS / math.expm1(JACOBIAN_SHARE * epsilon / rank)
+    # capped exponent: a larger Lambda_min only lowers epsilon_J (no overflow at huge eps)
+    minimum = SMOOTHNESS / math.expm1(min(JACOBIAN_SHARE * epsilon / rank, 700.0))
     penalty = max(n_samples * regularization, minimum)
     jacobian = rank * math.log1p(SMOOTHNESS / penalty)
     gaussian = epsilon - jacobian
