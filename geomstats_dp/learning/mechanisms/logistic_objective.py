@@ -46,8 +46,8 @@ import numpy as np
 from scipy.special import softmax
 from scipy.stats import chi2
 
-from geomstats_dp.learning._tangent_frame import clip_rows
 from geomstats_dp.learning.mechanisms.base import Mechanism
+from geomstats_dp.learning.mechanisms.logistic import design
 from geomstats_dp.privacy import ApproxDPEvent
 from geomstats_dp.privacy.stages import noisy_stage
 
@@ -101,10 +101,8 @@ class LogisticObjectiveRelease(Mechanism):
 
     Parameters
     ----------
-    n_samples : int
-        Public n.
-    n_classes : int
-    n_features : int
+    n_samples, n_classes, n_features : int
+        The public n, K and p.
     regularization : float
         lambda >= 0.
     epsilon, delta : float
@@ -132,11 +130,7 @@ class LogisticObjectiveRelease(Mechanism):
     def release(self, data, weights, rng):
         """Fit on ``data = (rows, codes)``, the rows clipped to norm 1 (again);
         returns ``coef_``, shape=[n_classes, n_features], and ``intercept_``."""
-        rows, codes = data
-        inputs = np.hstack([clip_rows(np.nan_to_num(rows, nan=0.0, posinf=0.0,
-                                                    neginf=0.0), 1.0),
-                            np.ones((len(rows), 1))])
-        targets = np.eye(self.n_classes)[codes]
+        inputs, targets = design(*data, self.n_classes)
         penalty, sigma, _ = self._plan()
         shape = (self.n_classes, self.n_features + 1)
         size = shape[0] * shape[1]
