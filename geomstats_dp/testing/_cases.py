@@ -302,16 +302,22 @@ def mdm_reference(space):
     return reference
 
 
-def tangent_logistic_reference(space, clip_norm, regularization):
+def tangent_logistic_reference(space, clip_norm, regularization,
+                               penalised_intercept=False):
     """scikit-learn's LogisticRegression on the clipped orthonormal tangent rows at
-    geomstats' Frechet mean, scaled by 1 / clip_norm (the coefficients)."""
+    geomstats' Frechet mean, scaled by 1 / clip_norm (the coefficients); with
+    ``penalised_intercept`` (objective perturbation) the intercept is a penalised column
+    of ones."""
     def reference(X, y):
         frame = tangent_frame(space, to_numpy(FrechetMean(space).fit(X).estimate_))
         rows = tangent_rows(space, frame, clip_norm, X) / clip_norm
+        if penalised_intercept:
+            rows = np.hstack([rows, np.ones((len(rows), 1))])
         binary = len(np.unique(y)) == 2  # softmax rows w0 = -w1 = w / 2: penalty lambda / 2
         model = LogisticRegression(C=(2 if binary else 1) / (len(rows) * regularization),
-                                   tol=1e-12, max_iter=10_000).fit(rows, y)
-        coef = model.coef_
+                                   fit_intercept=not penalised_intercept, tol=1e-12,
+                                   max_iter=10_000).fit(rows, y)
+        coef = model.coef_[:, :-1] if penalised_intercept else model.coef_
         return np.concatenate([-coef / 2, coef / 2]) if binary else coef
 
     return reference
@@ -334,6 +340,13 @@ def _classifier_cases():
         n_iter=200, random_state=SEED)
     cases.append(Case("PrivateTangentSpaceClassifier(space=spd)", classifier, X, y,
                       reference=tangent_logistic_reference(space, 1.0, 0.1),
+                      tolerance=5e-2))
+    objective = PrivateTangentSpaceClassifier(
+        space, classes=[0, 1], reference_clip_norm=1.0, regularization=0.1,
+        method="objective_perturbation", random_state=SEED)
+    cases.append(Case("PrivateTangentSpaceClassifier(method='objective_perturbation',"
+                      "space=spd)", objective, X, y,
+                      reference=tangent_logistic_reference(space, 1.0, 0.1, True),
                       tolerance=5e-2))
     return cases
 
