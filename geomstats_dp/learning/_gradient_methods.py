@@ -4,7 +4,8 @@
 own constructors (``GRADIENT_CONSTRAINTS`` states each once). The functions here read
 them from the estimator (public parameters only), apply the cross-parameter rules, resolve
 the defaults and build the specs: ``mechanisms.GradientRelease`` ("rgd", "rsgd", "rsvrg")
-and ``mechanisms.TangentRelease`` / ``TwoStageRelease`` ("tangent", "two_stage").
+``mechanisms.TangentRelease`` / ``TwoStageRelease`` ("tangent", "two_stage") and
+``mechanisms.ExtrinsicRelease`` ("extrinsic").
 """
 
 from sklearn.utils._param_validation import StrOptions
@@ -23,6 +24,7 @@ from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._gradient_plan import FAMILIES
 from geomstats_dp.learning.mechanisms.choice import choose_point_method
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
+from geomstats_dp.learning.mechanisms.extrinsic import ExtrinsicRelease
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.optim import OUTPUTS, SquaredDistanceLoss
 
@@ -207,3 +209,13 @@ def tangent_spec(estimator, mechanism, n_samples, weights, loss, start, smoothne
         delta=est.delta, steps_epsilon=optimisation_epsilon(est), clip_norm=clip_spec(est),
         init_point=start, weights=weights, noise_method=est.noise_method,
         smoothness=smoothness, label=type(est).__name__)
+
+
+def extrinsic_spec(estimator, n_samples, weights, loss, start):
+    """The ``ExtrinsicRelease`` for the estimator's parameters (arguments as in
+    ``gradient_spec``)."""
+    est = estimator
+    return ExtrinsicRelease(
+        space=est.space, loss=loss, n_samples=n_samples, epsilon=est.epsilon,
+        delta=est.delta, steps_epsilon=optimisation_epsilon(est), clip_norm=clip_spec(est),
+        init_point=start, weights=weights, label=type(est).__name__)

@@ -21,12 +21,14 @@ from geomstats_dp.learning._gradient_methods import (
     auto_gradient_method,
     check_all_records,
     check_cross_params,
+    extrinsic_spec,
     gradient_settings,
     gradient_spec,
     optimisation_epsilon,
     public_size,
     tangent_spec,
 )
+from geomstats_dp.learning.mechanisms.extrinsic import ExtrinsicRelease
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.optim import (
@@ -75,7 +77,7 @@ class PrivateERM(PrivateEstimator):
         Privacy parameter of this release, > 0.
     delta : float
         In (0, 1).
-    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage"}
+    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "extrinsic"}
         "auto" (default): "rsgd" for ``sampling="poisson"``; "rgd" for a loss whose
         samples are not points of the space or when ``n_iter`` or ``step_size`` is given;
         else "rgd" or "two_stage" by a public
@@ -165,7 +167,8 @@ class PrivateERM(PrivateEstimator):
 
     _MECHANISMS: ClassVar[dict] = {
         "rgd": GradientRelease, "rsgd": GradientRelease, "rsvrg": GradientRelease,
-        "tangent": TangentRelease, "two_stage": TwoStageRelease}
+        "tangent": TangentRelease, "two_stage": TwoStageRelease,
+        "extrinsic": ExtrinsicRelease}
     _FITTED = GRADIENT_FITTED
     _check_data = check_all_records
     _parameter_constraints: ClassVar[dict] = {
@@ -286,6 +289,9 @@ class PrivateERM(PrivateEstimator):
         mechanism = self._MECHANISMS[method]
         if mechanism is GradientRelease:
             return self._gradient_spec(method, n_samples, weights)
+        if mechanism is ExtrinsicRelease:
+            return extrinsic_spec(self, n_samples, weights, self._make_loss(),
+                                  self._start_point())
         return tangent_spec(self, mechanism, n_samples, weights, self._make_loss(),
                             self._start_point(), 1.0)
 
