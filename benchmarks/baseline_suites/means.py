@@ -38,6 +38,7 @@ from sklearn.datasets import load_digits, load_sample_images
 
 from benchmarks.baselines import EPSILONS, N_SEEDS
 from geomstats_dp._backend import to_backend, to_numpy
+from benchmarks.baseline_suites.pca import keel_features
 from geomstats_dp.datasets import load_keel
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.learning import PrivateERM, PrivateFrechetMean
@@ -63,13 +64,24 @@ def _covariances(samples, weights=None):
     return cov + FLOOR * np.eye(samples.shape[2])
 
 
-def digits_ink():
-    """SPD(2): covariance of the pixel coordinates weighted by ink, per digit image."""
-    images = load_digits().images
+def ink_covariances(images):
+    """SPD(2): covariance of the pixel coordinates weighted by ink, per 8x8 image."""
     rows, cols = np.meshgrid(np.arange(8), np.arange(8), indexing="ij")
     coords = np.stack([rows.ravel(), cols.ravel()], axis=1) / 7.0
     ink = images.reshape(len(images), -1) + 1e-3  # blank pixels keep a tiny weight
     return _covariances(np.broadcast_to(coords, (len(images), 64, 2)), ink)
+
+
+def digits_ink():
+    """SPD(2): ``ink_covariances`` of sklearn's digits."""
+    return ink_covariances(load_digits().images)
+
+
+def trajectory_covariances(name, scale):
+    """SPD(2): covariance of the (x, y) points of each KEEL trajectory, coordinates over
+    ``scale`` (in [0, 1])."""
+    points = keel_features(name, scale)
+    return _covariances(points.reshape(len(points), -1, 2))
 
 
 def image_patches(index):
@@ -87,15 +99,23 @@ def unit_rows(X):
     return X[norms > 0] / norms[norms > 0, None]
 
 
-SPD_DATASETS = {
+SPD_DATASETS = {  # the first three: the cells the rule of "auto" was derived on
     "digits_ink_spd2": digits_ink,
     "china_patches_spd3": lambda: image_patches(0),
     "flower_patches_spd3": lambda: image_patches(1),
+    "penbased_spd2": lambda: trajectory_covariances("penbased", 100.0),
+    "libras_spd2": lambda: trajectory_covariances("movement_libras", 1.0),
+    "optdigits_ink_spd2": lambda: ink_covariances(
+        load_keel("optdigits")[0].reshape(-1, 8, 8)),
 }
-SPHERE_DATASETS = {
+SPHERE_DATASETS = {  # the first three: the cells the rule of "auto" was derived on
     "digits_rows_sphere": lambda: unit_rows(load_digits().data),
     "optdigits_rows_sphere": lambda: unit_rows(load_keel("optdigits")[0]),
     "satimage_rows_sphere": lambda: unit_rows(load_keel("satimage")[0]),
+    "spambase_words_sphere": lambda: unit_rows(keel_features("spambase", 1.0)[:, :54]),
+    "wdbc_rows_sphere": lambda: unit_rows(keel_features("wdbc", 1.0)),
+    "sonar_rows_sphere": lambda: unit_rows(keel_features("sonar", 1.0)),
+    "libras_rows_sphere": lambda: unit_rows(keel_features("movement_libras", 1.0)),
 }
 
 

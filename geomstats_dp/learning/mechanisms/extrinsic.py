@@ -19,6 +19,7 @@ mapped back by the embedding's closed-form projection:
   ``FLOOR_FRACTION`` lambda_min(x0).
 
 Privacy. Adjacency: replace-one. A record's clipped embedded vector has norm at most C,
+(a record whose embedding is not finite counts as x0's, the zero vector),
 so the weighted mean has L2 sensitivity 2 C max_i w_i (2C/n for uniform weights; 2/n on
 the sphere). One Gaussian release, its multiplier calibrated by ``calibrate_gaussian``
 from (epsilon, delta) before any data value is read (``clip_norm="auto"``: the quantile
@@ -240,6 +241,7 @@ class ExtrinsicRelease(Mechanism):
             clip = resolve_clip_norm(clip, SquaredDistanceLoss(self.space), data,
                                      to_backend(start), rng, self.label)
         rows = self._embed(to_numpy(data), start)
+        rows = np.where(np.isfinite(rows).all(axis=1, keepdims=True), rows, 0.0)
         norms = np.linalg.norm(rows, axis=1)
         rows = rows * np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
         mean = normalize_sample_weight(weights, len(rows)) @ rows
