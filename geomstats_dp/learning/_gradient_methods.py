@@ -119,17 +119,19 @@ def public_size(estimator, n_records):
     return n_records
 
 
-def auto_gradient_method(estimator, n_samples, loss):
+def auto_gradient_method(estimator, n_samples, loss, extrinsic=False):
     """"auto" for a loss: "rsgd" under Poisson sampling; "rgd" when gradient-descent
     settings (n_iter, step_size) are given or the samples are not points of the space;
-    else the public rule of ``mechanisms.choice`` on n, the dimension, epsilon, delta."""
+    else the public rule of ``mechanisms.choice`` on n, the dimension, epsilon, delta
+    (``extrinsic``: whether "extrinsic" is a candidate)."""
     est = estimator
     if est.sampling == "poisson":
         return "rsgd"
     point_loss = isinstance(loss, SquaredDistanceLoss)
     if not point_loss or est.n_iter is not None or est.step_size is not None:
         return "rgd"
-    return choose_point_method(n_samples, int(est.space.dim), est.epsilon, est.delta)
+    return choose_point_method(n_samples, int(est.space.dim), est.epsilon, est.delta,
+                               extrinsic)
 
 
 def clip_spec(estimator):

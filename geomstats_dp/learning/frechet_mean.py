@@ -26,7 +26,10 @@ from geomstats_dp.learning.mechanisms.choice import (
     LAPLACE_RATIO_THRESHOLD,
     laplace_noise_ratio,
 )
-from geomstats_dp.learning.mechanisms.extrinsic import ExtrinsicRelease
+from geomstats_dp.learning.mechanisms.extrinsic import (
+    ExtrinsicRelease,
+    extrinsic_embedding,
+)
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
@@ -57,7 +60,8 @@ class PrivateFrechetMean(PrivateEstimator):
       log-Euclidean or Euclidean embeddings of SPD matrices (2C/n) plus Gaussian noise,
       projected back; one release, free of the start's distance.
     - method="auto" (default): "laplace" when the ball is given, the weights are uniform
-      and its expected noise is below the Gaussian release's; else "rgd" when the noise
+      and its expected noise is below the Gaussian release's; else, on the hypersphere,
+      "extrinsic" in a band of the one-shot noise ratio; else "rgd" when the noise
       dominates, "two_stage" otherwise (``learning.mechanisms.choice``; public quantities
       only). ``method_`` records the choice.
 
@@ -224,7 +228,8 @@ class PrivateFrechetMean(PrivateEstimator):
         else the rule of ``_gradient_methods.auto_gradient_method``."""
         if self.method != "auto":
             return self.method
-        method = auto_gradient_method(self, n_samples, self._make_loss())
+        method = auto_gradient_method(self, n_samples, self._make_loss(),
+                                      extrinsic_embedding(self.space) == "sphere")
         if self.radius is None or self.center is None:
             return method
         if self._weighted or self.n_iter is not None or self.step_size is not None:
