@@ -134,11 +134,19 @@ def auto_gradient_method(estimator, n_samples, loss, extrinsic=False):
                                extrinsic)
 
 
-def clip_spec(estimator):
-    """``clip_norm`` as a mechanism takes it: a float, ``AutoClip`` or None."""
+def clip_spec(estimator, loss=None):
+    """``clip_norm`` as a mechanism takes it: a float, ``AutoClip`` or None.
+
+    A float C is lowered to the loss's public gradient bound D where it has one (the
+    ``radius`` of ``HuberDistanceLoss``, whose gradients have norm min(d(x, z), D)):
+    clipping at C > D changes no gradient but calibrates the noise to C.
+    """
     est = estimator
     if is_auto_clip(est.clip_norm):
         return AutoClip(est.clip_quantile, est.epsilon * est.clip_budget_fraction)
+    bound = getattr(loss, "radius", None)
+    if est.clip_norm is not None and bound is not None:
+        return min(est.clip_norm, bound)
     return est.clip_norm
 
 
@@ -194,7 +202,7 @@ def gradient_spec(estimator, method, n_samples, weights, loss, start, settings=N
     return GradientRelease(
         space=est.space, loss=loss, n_samples=n_samples,
         epsilon=optimisation_epsilon(est) if epsilon is None else epsilon,
-        delta=est.delta, method=method, n_iter=n_iter, clip_norm=clip_spec(est),
+        delta=est.delta, method=method, n_iter=n_iter, clip_norm=clip_spec(est, loss),
         init_point=start, step_size=est.step_size, batch_size=batch_size,
         inner_steps=inner_steps, clip_norm_single=est.clip_norm_single,
         sampling=est.sampling, output=output, weights=weights,
@@ -202,15 +210,18 @@ def gradient_spec(estimator, method, n_samples, weights, loss, start, settings=N
         verbose=est.verbose, **rules)
 
 
-def tangent_spec(estimator, mechanism, n_samples, weights, loss, start, smoothness=1.0):
+def tangent_spec(estimator, mechanism, n_samples, weights, loss, start, smoothness=1.0,
+                 horizon_scale=1.0):
     """The tangent release ``mechanism`` (``TangentRelease`` or ``TwoStageRelease``) for
-    the estimator's parameters (arguments as in ``gradient_spec``)."""
+    the estimator's parameters (arguments as in ``gradient_spec``; ``horizon_scale`` as
+    in ``TangentSteps``)."""
     est = estimator
     return mechanism(
         space=est.space, loss=loss, n_samples=n_samples, epsilon=est.epsilon,
-        delta=est.delta, steps_epsilon=optimisation_epsilon(est), clip_norm=clip_spec(est),
+        delta=est.delta, steps_epsilon=optimisation_epsilon(est),
+        clip_norm=clip_spec(est, loss),
         init_point=start, weights=weights, noise_method=est.noise_method,
-        smoothness=smoothness, label=type(est).__name__)
+        smoothness=smoothness, label=type(est).__name__, horizon_scale=horizon_scale)
 
 
 def extrinsic_spec(estimator, n_samples, weights, loss, start):

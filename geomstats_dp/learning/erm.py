@@ -7,6 +7,7 @@ rule, and the method's mechanism built from public quantities only
 (``learning._base.PrivateEstimator._fit_release``).
 """
 
+import math
 from typing import ClassVar
 
 from sklearn.utils._param_validation import StrOptions
@@ -15,6 +16,7 @@ from geomstats_dp._dask import is_dask_array
 from geomstats_dp._validation import HasMetric
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
+from geomstats_dp.learning._defaults import convergence_scale
 from geomstats_dp.learning._gradient_methods import (
     GRADIENT_CONSTRAINTS,
     GRADIENT_FITTED,
@@ -293,11 +295,19 @@ class PrivateERM(PrivateEstimator):
             return extrinsic_spec(self, n_samples, weights, self._make_loss(),
                                   self._start_point())
         return tangent_spec(self, mechanism, n_samples, weights, self._make_loss(),
-                            self._start_point(), 1.0)
+                            self._start_point(), 1.0, self._convergence_scale(n_samples))
+
+    def _convergence_scale(self, n_samples):
+        """``_defaults.convergence_scale`` of the public n, d, epsilon, delta."""
+        return convergence_scale(n_samples, int(self.space.dim), self.epsilon, self.delta)
 
     def _gradient_spec(self, method, n_samples, weights):
-        """The ``GradientRelease`` of ``method`` ("rgd", "rsgd", "rsvrg")."""
+        """The ``GradientRelease`` of ``method`` ("rgd", "rsgd", "rsvrg"); the default
+        number of DP-RGD steps lengthened by ``_convergence_scale``."""
+        n_iter, *settings = gradient_settings(self, method, n_samples)
+        if method == "rgd" and self.n_iter is None:
+            n_iter = math.ceil(n_iter * self._convergence_scale(n_samples))
         return gradient_spec(
             self, method, n_samples, weights, self._make_loss(), self._start_point(),
-            settings=gradient_settings(self, method, n_samples),
+            settings=(n_iter, *settings),
             epsilon=optimisation_epsilon(self), smoothness=1.0)

@@ -180,6 +180,9 @@ class TangentSteps(Mechanism):
         The step is 1 / smoothness.
     label : str
         Prefix of the event labels.
+    horizon_scale : float
+        The privacy horizon that sets the number of travel steps is multiplied by it
+        (public; ``PrivateERM``: ``_defaults.convergence_scale``).
     """
 
     method: ClassVar[str] = ""
@@ -198,6 +201,7 @@ class TangentSteps(Mechanism):
     noise_method: str = "transport"
     smoothness: float = 1.0
     label: str = ""
+    horizon_scale: float = 1.0
 
     def __post_init__(self):
         check_point_loss(self.loss, self.method)
@@ -344,4 +348,4 @@ class TwoStageRelease(TangentSteps):
     def n_steps(self, n_samples, epsilon, delta):
         horizon = privacy_horizon(n_samples, self.dim, epsilon, delta)
         n_refine = max(1, math.ceil(horizon / REFINE_HORIZON_RATIO))
-        return 1 + n_refine, travel_steps(horizon, n_refine)
+        return 1 + n_refine, travel_steps(horizon * self.horizon_scale, n_refine)
