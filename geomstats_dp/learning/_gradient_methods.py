@@ -134,6 +134,14 @@ def auto_gradient_method(estimator, n_samples, loss, extrinsic=False):
                                extrinsic)
 
 
+def travel_radius(estimator):
+    """The user's float ``clip_norm`` (the distance the minimiser of a point loss may lie
+    from the start, read by the reach diagnostic even where ``clip_spec`` lowers the clip
+    norm), else None."""
+    clip_norm = estimator.clip_norm
+    return None if clip_norm is None or is_auto_clip(clip_norm) else clip_norm
+
+
 def clip_spec(estimator, loss=None):
     """``clip_norm`` as a mechanism takes it: a float, ``AutoClip`` or None.
 
@@ -207,7 +215,7 @@ def gradient_spec(estimator, method, n_samples, weights, loss, start, settings=N
         inner_steps=inner_steps, clip_norm_single=est.clip_norm_single,
         sampling=est.sampling, output=output, weights=weights,
         noise_method=est.noise_method, smoothness=smoothness, label=type(est).__name__,
-        verbose=est.verbose, **rules)
+        verbose=est.verbose, travel_radius=travel_radius(est), **rules)
 
 
 def tangent_spec(estimator, mechanism, n_samples, weights, loss, start, smoothness=1.0,
@@ -221,7 +229,8 @@ def tangent_spec(estimator, mechanism, n_samples, weights, loss, start, smoothne
         delta=est.delta, steps_epsilon=optimisation_epsilon(est),
         clip_norm=clip_spec(est, loss),
         init_point=start, weights=weights, noise_method=est.noise_method,
-        smoothness=smoothness, label=type(est).__name__, horizon_scale=horizon_scale)
+        smoothness=smoothness, label=type(est).__name__, horizon_scale=horizon_scale,
+        travel_radius=travel_radius(est))
 
 
 def extrinsic_spec(estimator, n_samples, weights, loss, start):

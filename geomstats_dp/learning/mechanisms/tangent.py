@@ -183,6 +183,9 @@ class TangentSteps(Mechanism):
     horizon_scale : float
         The privacy horizon that sets the number of travel steps is multiplied by it
         (public; ``PrivateERM``: ``_defaults.convergence_scale``).
+    travel_radius : float, optional
+        The public distance the minimiser may lie from x0, read by the
+        ``ScheduleStopsShortWarning`` diagnostic; default the clip norm.
     """
 
     method: ClassVar[str] = ""
@@ -202,6 +205,7 @@ class TangentSteps(Mechanism):
     smoothness: float = 1.0
     label: str = ""
     horizon_scale: float = 1.0
+    travel_radius: Any = None
 
     def __post_init__(self):
         check_point_loss(self.loss, self.method)
@@ -274,7 +278,7 @@ class TangentSteps(Mechanism):
             TangentGaussian(space, self.noise_method, validate=False), rng)
         step_size = 1.0 / self.smoothness
         ScheduleStopsShortWarning.warn_if(reach(
-            np.full(len(self.multipliers), step_size), clip_norm,
+            np.full(len(self.multipliers), step_size), self.travel_radius or clip_norm,
             getattr(loss, "radius", None)))
 
         def localise(norms):  # a private radius around the coarse point
