@@ -84,12 +84,15 @@ class PrivateERM(PrivateEstimator):
         samples are not points of the space or when ``n_iter`` or ``step_size`` is given;
         else "rgd" or "two_stage" by a public
         rule on n, the dimension, epsilon and delta (``learning.mechanisms.choice``);
-        ``method_`` records the choice.
+        ``method_`` records the choice. "extrinsic" (point losses on the hypersphere or
+        SPD) releases the projected extrinsic mean (``learning.mechanisms.extrinsic``),
+        not the loss's minimiser: "auto" does not pick it.
     clip_norm : float, "auto" or None
         C, a public bound on the per-sample gradient norms |grad f(x; z)|_x in the
         Riemannian metric (for the squared distance: the data radius around the
         iterates). Gradients above it are scaled down, which biases the minimiser but not
-        the guarantee. "auto" releases a private ``clip_quantile`` of the per-sample
+        the guarantee; a float above the loss's public gradient bound (the radius of
+        ``HuberDistanceLoss``) is lowered to it. "auto" releases a private ``clip_quantile`` of the per-sample
         gradient norms at the initial point (exponential mechanism on a public grid,
         ``privacy.quantile``), spending ``clip_budget_fraction`` of epsilon as its own
         pure-DP ledger event; the optimisation gets the rest. None infers C from the data
