@@ -206,15 +206,16 @@ def _subsample(points, quick):
     return points[:300] if quick else points
 
 
-def _mean_fits(space, points, x0, clip):
-    """The releases compared on an SPD dataset: ``fit(epsilon, rng, seed)``."""
+def _mean_fits(space, points, x0, clip, extrinsic):
+    """The releases compared for the Frechet mean: ``fit(epsilon, rng, seed)``;
+    ``extrinsic(points, epsilon, rng)`` is the extrinsic baseline of the space."""
     return {
         "default": lambda eps, rng, seed: PrivateFrechetMean(
             space, epsilon=eps, delta=DELTA, clip_norm=clip, radius=clip, center=x0,
             random_state=seed).fit(points).estimate_,
         "tangent_at_x0": lambda eps, rng, seed: tangent_at_x0(
             space, points, x0, clip, eps, rng),
-        "extrinsic": lambda eps, rng, seed: extrinsic_spd(points, eps, rng),
+        "extrinsic": lambda eps, rng, seed: extrinsic(points, eps, rng),
     }
 
 
@@ -237,18 +238,6 @@ def sphere_public_setting(p):
     return np.ones(p) / math.sqrt(p), math.acos(1 / math.sqrt(p))
 
 
-def _sphere_mean_fits(space, points, x0, clip):
-    """The releases compared for the Frechet mean on a sphere dataset."""
-    return {
-        "default": lambda eps, rng, seed: PrivateFrechetMean(
-            space, epsilon=eps, delta=DELTA, clip_norm=clip, radius=clip, center=x0,
-            random_state=seed).fit(points).estimate_,
-        "tangent_at_x0": lambda eps, rng, seed: tangent_at_x0(
-            space, points, x0, clip, eps, rng),
-        "extrinsic": lambda eps, rng, seed: extrinsic_sphere(points, eps, rng),
-    }
-
-
 def mean_rows(quick):
     """PrivateFrechetMean on the SPD datasets, then on the sphere datasets."""
     for name, load in SPD_DATASETS.items():
@@ -258,14 +247,15 @@ def mean_rows(quick):
         x0, clip = spd_public_setting(m)
         reference = _timed(exact_frechet_mean, space, to_backend(points))
         yield from _dataset_rows("PrivateFrechetMean", name, space, points, reference,
-                                 _mean_fits(space, points, x0, clip), quick)
+                                 _mean_fits(space, points, x0, clip, extrinsic_spd), quick)
     for name, load in SPHERE_DATASETS.items():
         points = _subsample(load(), quick)
         space = Hypersphere(points.shape[1] - 1)
         x0, clip = sphere_public_setting(points.shape[1])
         reference = _timed(exact_frechet_mean, space, to_backend(points))
         yield from _dataset_rows("PrivateFrechetMean", name, space, points, reference,
-                                 _sphere_mean_fits(space, points, x0, clip), quick)
+                                 _mean_fits(space, points, x0, clip, extrinsic_sphere),
+                                 quick)
 
 
 def huber_rows(quick):

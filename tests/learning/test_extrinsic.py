@@ -28,13 +28,7 @@ from geomstats_dp.privacy import PrivacyBudget, calibrate_gaussian
 from geomstats_dp.privacy.stages import observe_stages
 from geomstats_dp.testing._case import _cloud
 from tests.conftest import shifted
-
-
-def _spd(metric=None):
-    space = SPDMatrices(2)
-    if metric is not None:
-        space.equip_with_metric(metric)
-    return space
+from tests.optim.spaces import spd
 
 
 def _spy_fit(estimator, X):
@@ -61,9 +55,9 @@ def test_coordinates_are_orthonormal_for_the_frobenius_norm():
 @pytest.mark.backend_independent
 def test_the_embedding_follows_the_metric():
     assert extrinsic_embedding(Hypersphere(3)) == "sphere"
-    assert extrinsic_embedding(SPDMatrices(2)) == "log_euclidean"
-    assert extrinsic_embedding(_spd(SPDLogEuclideanMetric)) == "log_euclidean"
-    assert extrinsic_embedding(_spd(SPDEuclideanMetric)) == "euclidean"
+    assert extrinsic_embedding(spd()) == "log_euclidean"
+    assert extrinsic_embedding(spd(SPDLogEuclideanMetric)) == "log_euclidean"
+    assert extrinsic_embedding(spd(SPDEuclideanMetric)) == "euclidean"
     assert extrinsic_embedding(Hyperboloid(2)) is None
 
 
@@ -175,9 +169,9 @@ def _extrinsic_reference(space, X):
 @pytest.mark.parametrize("space_name", ["sphere", "spd", "spd_log_euclidean",
                                         "spd_euclidean"])
 def test_converges_to_the_extrinsic_mean_at_a_huge_epsilon(space_name):
-    space = {"sphere": lambda: Hypersphere(4), "spd": lambda: _spd(),
-             "spd_log_euclidean": lambda: _spd(SPDLogEuclideanMetric),
-             "spd_euclidean": lambda: _spd(SPDEuclideanMetric)}[space_name]()
+    space = {"sphere": lambda: Hypersphere(4), "spd": spd,
+             "spd_log_euclidean": lambda: spd(SPDLogEuclideanMetric),
+             "spd_euclidean": lambda: spd(SPDEuclideanMetric)}[space_name]()
     X = _cloud(space, 50, 0.5, shifted(0))
     estimator = PrivateFrechetMean(space, epsilon=1e6, method="extrinsic", clip_norm=2.0,
                                    random_state=shifted(0)).fit(X)
