@@ -207,3 +207,20 @@ def test_a_non_point_loss_is_refused():
     with pytest.raises(TypeError, match="method='extrinsic'"):
         PrivateERM(sphere, loss, method="extrinsic", clip_norm=1.0).fit(
             to_backend(_cloud(sphere, 10, 0.5, 0)))
+
+
+def test_the_sphere_spends_the_whole_epsilon_whatever_clip_norm():
+    """The sphere's release reads no clip norm: clip_norm="auto" pays no quantile and
+    leaves no share of epsilon unspent; on SPD it pays the quantile's share."""
+    sphere = Hypersphere(2)
+    X = _cloud(sphere, 20, 0.5, 0)
+    fitted = PrivateFrechetMean(sphere, epsilon=1.0, method="extrinsic", clip_norm="auto",
+                                random_state=0).fit(X)
+    assert fitted.budget_.spent_epsilon == pytest.approx(1.0, rel=1e-6)
+    assert len(fitted.events_) == 1
+    assert fitted.noise_multiplier_ == pytest.approx(calibrate_gaussian(1.0, 1e-5, 1))
+    space = SPDMatrices(2)
+    fitted = PrivateFrechetMean(space, epsilon=1.0, method="extrinsic", clip_norm="auto",
+                                random_state=0).fit(_cloud(space, 20, 0.5, 0))
+    assert len(fitted.events_) == 2
+    assert fitted.noise_multiplier_ == pytest.approx(calibrate_gaussian(0.9, 1e-5, 1))

@@ -130,7 +130,8 @@ class ExtrinsicRelease(Mechanism):
     epsilon, delta : float
         The whole release's.
     steps_epsilon : float
-        Epsilon of the Gaussian release (``epsilon`` less the clip norm's share).
+        Epsilon of the Gaussian release on SPD (``epsilon`` less the clip norm's share;
+        the sphere's release spends ``epsilon``).
     clip_norm : float, AutoClip or None
         C of SPD's embedded records around E(x0) (``mechanisms.clip_bound``, read as a
         bound on the distances to x0); ignored on the sphere.
@@ -186,7 +187,11 @@ class ExtrinsicRelease(Mechanism):
 
     @property
     def multiplier(self):
-        return calibrate_gaussian(self.steps_epsilon, self.delta, 1)
+        """z of the Gaussian release at its epsilon: the whole ``epsilon`` on the sphere,
+        where no clip norm is resolved (no share is paid for ``clip_norm="auto"``), else
+        ``steps_epsilon``."""
+        epsilon = self.epsilon if self.on_sphere else self.steps_epsilon
+        return calibrate_gaussian(epsilon, self.delta, 1)
 
     @property
     def factor(self):
