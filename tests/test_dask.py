@@ -1,5 +1,7 @@
 """Fits on Dask arrays: the in-memory release, chunk by chunk, without gathering."""
 
+import concurrent.futures
+import contextlib
 import subprocess
 import sys
 import tracemalloc
@@ -42,10 +44,21 @@ def assert_same_release(in_memory, on_dask):
 
 @pytest.mark.parametrize("scheduler", [
     "threads", pytest.param("processes", marks=pytest.mark.slow)])
-def test_frechet_mean_equals_in_memory_release(scheduler):
+def test_frechet_mean_equals_in_memory_release(scheduler, monkeypatch):
     X = spd_records(900, 3, seed=0)
     expected = mean_fit(X)
-    with dask.config.set(scheduler=scheduler):
+    with contextlib.ExitStack() as stack:
+        options = {"scheduler": scheduler}
+        if scheduler == "processes":
+            from dask.multiprocessing import get_context
+
+            # one pool of worker processes for the fit's every compute (Dask's own
+            # scheduler starts a pool a compute, each process importing the package);
+            # the hash seed Dask gives the pools it starts
+            monkeypatch.setenv("PYTHONHASHSEED", "6640")
+            options["pool"] = stack.enter_context(concurrent.futures.ProcessPoolExecutor(
+                2, mp_context=get_context()))
+        stack.enter_context(dask.config.set(options))
         got = mean_fit(da.from_array(X, chunks=(128, 3, 3)))
     assert_same_release(expected, got)
     assert got.budget_.spent_epsilon == pytest.approx(expected.budget_.spent_epsilon)
