@@ -49,6 +49,14 @@ For any other loss: one round (``n_rounds=1``) of every agent's full local DP-RG
 (``local_method="rgd"``, ``local_steps`` the ``PrivateERM`` default for the smallest agent),
 i.e. one-shot averaging of local private solves, with ``output="last"``.
 
+With the tangent mean and one local step (the default), each agent replies with its noisy
+step, the tangent vector at the broadcast point, rather than the point it leads to
+(``reply_kind``): the server averages the vectors as released. On the sphere an agent's
+noise can exceed pi (11 agents of 90 records on S^9 at epsilon 0.1: about 3.2 rad), and a
+point reply read back with Log is then a different, shorter vector: the average landed
+farther from the mean than the public start (docs/benchmarks/baselines.md, "PriRFed").
+Where no reply wraps, Log(Exp(v)) = v and both replies give the same release.
+
 An explicit value of a setting is kept; the other settings are resolved around it (the
 local steps of a gradient method are its ``PrivateERM`` default divided among the rounds).
 """
@@ -150,3 +158,18 @@ def resolve_settings(params, sizes, dim, squared_distance, injectivity_radius=ma
         local_method=method, n_rounds=n_rounds, n_sampled=given("n_sampled", lambda: len(sizes)),
         local_steps=given("local_steps", local_steps), output=given("output", output),
     )
+
+
+def reply_kind(settings):
+    """"tangent" for one local step of the tangent mean, else "point" (``RunSpec.reply``).
+
+    Parameters
+    ----------
+    settings : RunSettings
+
+    Returns
+    -------
+    reply : {"point", "tangent"}
+    """
+    one_step = settings.local_method == "tangent_mean" and settings.local_steps == 1
+    return "tangent" if one_step else "point"

@@ -24,7 +24,7 @@ from geomstats_dp.federated.agents import (
 )
 from geomstats_dp.federated.aggregation import AGGREGATIONS
 from geomstats_dp.federated.calibration import Calibration
-from geomstats_dp.federated.defaults import AUTO, resolve_settings
+from geomstats_dp.federated.defaults import AUTO, reply_kind, resolve_settings
 from geomstats_dp.federated.local_methods import LOCAL_METHODS
 from geomstats_dp.federated.release_file import read_release
 from geomstats_dp.federated.run import RunSpec
@@ -415,7 +415,8 @@ class PriRFed(PrivateEstimator):
             local_steps=settings.local_steps, output=settings.output,
             aggregation=self.aggregation, accountant=self.accountant,
             event=calibration.event(guarantee, settings),
-            injectivity_radius=self._injectivity_radius(), engine=self.engine,
+            injectivity_radius=self._injectivity_radius(), reply=reply_kind(settings),
+            engine=self.engine,
             round_timeout=self.round_timeout, verbose=self.verbose,
             record_failures=self.record_failures)
 

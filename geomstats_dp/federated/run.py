@@ -17,7 +17,12 @@ import numpy as np
 
 from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
 from geomstats_dp.federated import engine
-from geomstats_dp.federated.aggregation import aggregate, karcher_mean, shrink_step
+from geomstats_dp.federated.aggregation import (
+    aggregate,
+    aggregate_steps,
+    karcher_mean,
+    shrink_step,
+)
 from geomstats_dp.federated.local import agent_seed, local_train, server_seed
 from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.optim.karcher import first_settled
@@ -57,6 +62,11 @@ class RunSpec(Mechanism):
         The accountant's total, charged once for the whole run.
     injectivity_radius : float
         The space's injectivity radius at ``start`` (inf where not implemented).
+    reply : {"point", "tangent"}
+        What an agent sends (``local.local_train``): its local output point, or, for one
+        local step, the step's tangent vector at the broadcast point, which the server
+        averages as released (``aggregation.aggregate_steps``); either is the agent's
+        release or a function of it.
     engine : {"local", "flower"}
     round_timeout : float or None
     verbose, record_failures : bool
@@ -78,6 +88,7 @@ class RunSpec(Mechanism):
     accountant: str
     event: Any
     injectivity_radius: float = math.inf
+    reply: str = "point"
     engine: str = "local"
     round_timeout: float = None
     verbose: bool = False
@@ -122,7 +133,8 @@ class RunSpec(Mechanism):
             return local_train(self.loss, data, plan.strategy, self.local_steps, step_size,
                                start, agent_seed(self.entropy, round_index, agent),
                                direction_bound=self.direction_bound(plan.strategy,
-                                                                    self.sizes[agent]))
+                                                                    self.sizes[agent]),
+                               reply=self.reply)
 
     def direction_bound(self, strategy, size):
         """The radius local noisy gradients are projected onto: ``strategy.signal_bound``
@@ -147,14 +159,16 @@ class RunSpec(Mechanism):
         print(f"PriRFed round {round_index + 1}/{self.n_rounds}{replies}")
 
     def aggregate(self, start, agents, replies):
-        """The next server point from the replies received (numpy)."""
+        """The next server point from the replies received (numpy): points, or tangent
+        vectors at ``start`` (``reply``)."""
         if not replies:
             return start
         weights = np.array([self.sizes[agent] for agent in agents], dtype=float)
+        combine = aggregate_steps if self.reply == "tangent" else aggregate
         with quiet_numerics():
-            point = aggregate(self.space, to_backend(np.stack(replies)),
-                              to_backend(weights / weights.sum()), to_backend(start),
-                              self.aggregation)
+            point = combine(self.space, to_backend(np.stack(replies)),
+                            to_backend(weights / weights.sum()), to_backend(start),
+                            self.aggregation)
         return to_numpy(point)
 
     def final_point(self, history):

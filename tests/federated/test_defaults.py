@@ -16,6 +16,7 @@ from geomstats_dp.federated.engine import run_local
 from geomstats_dp.learning.pca import PCALoss
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget
 from geomstats_dp.privacy.federated_e2e import prirfed_end_to_end_epsilon
+from tests.conftest import shifted
 
 SPACE = Hypersphere(2)
 NORTH = np.array([0.0, 0.0, 1.0])
@@ -96,6 +97,30 @@ def test_defaults_beat_or_tie_one_shot_averaging_on_heterogeneous_agents(epsilon
     baseline = [error(one_shot(epsilon, seed).fit(data), target) for seed in seeds]
     gap = np.array(default) - np.array(baseline)  # paired by seed
     assert gap.mean() <= 2 * gap.std(ddof=1) / math.sqrt(len(gap))
+
+
+def test_noise_dominated_defaults_beat_the_public_start_on_the_sphere():
+    """11 agents of 90 records on S^9 around a point 1.2 rad from the start, epsilon 0.1:
+    each agent's noise is about 3.2 rad, beyond pi. The default (one round of tangent
+    means) lands nearer the global mean than the start itself: mean error over 12 seeds
+    about 0.9 (its standard error about 0.05); with the agents' replies sent as points,
+    wrapped and read back with Log, it was about 1.5."""
+    dim, far = 10, 1.2
+    start, rng = np.eye(dim)[0], np.random.default_rng(shifted(4))
+    centre = sphere_exp(start, far * np.eye(dim)[1])
+    agents = []
+    for _ in range(11):
+        tangent = rng.normal(scale=0.3, size=(90, dim))
+        tangent -= np.outer(tangent @ centre, centre)
+        agents.append(np.array([sphere_exp(centre, v) for v in tangent]))
+    target = frechet_mean(np.concatenate(agents))
+    errors = []
+    for seed in range(12):
+        est = PriRFed(Hypersphere(dim - 1), epsilon=0.1, clip_norm=math.pi / 2,
+                      init_point=start, random_state=shifted(seed)).fit(agents)
+        errors.append(sphere_dist(to_numpy(est.estimate_), target))
+    assert est.n_rounds_ == 1
+    assert np.mean(errors) < sphere_dist(start, target)
 
 
 def test_at_huge_epsilon_the_defaults_reach_the_global_frechet_mean():
