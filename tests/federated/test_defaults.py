@@ -123,6 +123,23 @@ def test_noise_dominated_defaults_beat_the_public_start_on_the_sphere():
     assert np.mean(errors) < sphere_dist(start, target)
 
 
+@pytest.mark.backend_independent
+@pytest.mark.parametrize(("dim", "sizes", "clip", "expected"), [
+    (89, [24] * 15, math.pi / 2, "shrunk"),  # noise norm about 9.7 > pi
+    (9, [90] * 11, math.pi, "average"),  # about 1.9 < pi
+])
+def test_one_noisy_round_on_the_sphere_is_shrunk_once_its_noise_exceeds_pi(dim, sizes, clip,
+                                                                          expected):
+    params = {"local_method": "auto", "n_rounds": "auto", "n_sampled": "auto",
+              "local_steps": "auto", "output": "auto", "epsilon": 0.1, "delta": 1e-5,
+              "clip_norm": clip, "batch_size": None}
+    settings = resolve_settings(params, sizes, dim, True, math.pi)
+    assert (settings.n_rounds, settings.output) == (1, expected)
+    noise = math.sqrt(dim) * gaussian_multiplier(0.1, 1e-5) * 2 * clip * math.sqrt(
+        len(sizes)) / sum(sizes)
+    assert (noise >= math.pi) == (expected == "shrunk")
+
+
 def test_at_huge_epsilon_the_defaults_reach_the_global_frechet_mean():
     data = federation()
     target = frechet_mean(np.concatenate(data))
