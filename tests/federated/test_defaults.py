@@ -140,6 +140,25 @@ def test_one_noisy_round_on_the_sphere_is_shrunk_once_its_noise_exceeds_pi(dim, 
     assert (noise >= math.pi) == (expected == "shrunk")
 
 
+def test_a_shrunk_sphere_round_is_shrunk_by_the_server_from_the_mean_tangent_reply():
+    """On S^2 with output="shrunk", the last aggregation is Exp_x(s v), v the size-weighted
+    mean of the tangent replies (here of norm about 5 > pi, which no Log of a point could
+    read back) and s = max(0, |v|^2 - nu^2) / |v|^2 with the run's public round noise nu;
+    earlier rounds are not shrunk."""
+    run = PriRFed(SPACE, epsilon=0.05, clip_norm=1.0, n_rounds=1, output="shrunk",
+                  init_point=NORTH).run_spec([30, 50])
+    assert run.reply == "tangent" and run.shrinks_at_server
+    replies = [np.array([5.2, 1.0, 0.0]), np.array([4.6, -0.4, 0.0])]
+    mean = (30 * replies[0] + 50 * replies[1]) / 80
+    nu = run.round_noise()
+    factor = max(0.0, mean @ mean - nu**2) / (mean @ mean)
+    assert 0.2 < factor < 0.9  # a real shrinkage, neither none nor all
+    last = run.aggregate(NORTH, [0, 1], replies, last_round=True)
+    np.testing.assert_allclose(last, sphere_exp(NORTH, factor * mean), atol=1e-12)
+    earlier = run.aggregate(NORTH, [0, 1], replies)
+    np.testing.assert_allclose(earlier, sphere_exp(NORTH, mean), atol=1e-12)
+
+
 def test_at_huge_epsilon_the_defaults_reach_the_global_frechet_mean():
     data = federation()
     target = frechet_mean(np.concatenate(data))
