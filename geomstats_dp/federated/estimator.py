@@ -56,7 +56,10 @@ class PriRFed(PrivateEstimator):
     calibrated by the same plan as ``PrivateERM``, or the noisy clipped tangent mean) on
     its own records; the server aggregates the replies with the tangent mean
     Exp_x(sum_i w_i Log_x(x_i)) (w_i proportional to the agents' sizes), or iterates it to
-    the weighted Karcher mean. The release is the last aggregate (Option 1,
+    the weighted Karcher mean. With one step of the tangent mean (the default) an agent
+    replies with the step v_i itself, a tangent vector at x, and the server takes
+    Exp_x(sum_i w_i v_i): on a sphere a reply longer than pi is not wrapped
+    (``RunSpec.reply``). The release is the last aggregate (Option 1,
     ``output="last"``), one drawn uniformly among the T rounds (Option 2, "random"),
     the Karcher mean of the round points once they have settled ("average"), or the last
     aggregate with its step shrunk by the noise it carries ("shrunk"); all are
