@@ -70,6 +70,7 @@ LOCALISE_GRID = np.geomspace(1e-3, 1.0, 37)  # candidates for C2 / C: 12 a decad
 STEP_SHARE_RATIO = 4.0  # each step gets this many times the previous step's mu^2
 REFINE_HORIZON_RATIO = 4.0  # refinement steps: privacy horizon / this, at least one
 REACH_HORIZON_RATIO = 2.0  # 1 + horizon / this unit steps in all (``travel_steps``)
+SETTLED_MEAN_TOL = 1e-13  # the settled mean's Karcher steps stop at rounding level
 
 
 def check_point_loss(loss, method):
@@ -126,7 +127,7 @@ def settled_mean(space, points, noise_norms):
         return points[-1]
     weights = nus[first:] ** -2
     return karcher_mean(space, gs.stack(points[first:]), to_backend(weights / weights.sum()),
-                        points[-1])
+                        points[-1], tol=SETTLED_MEAN_TOL)
 
 
 def travel_steps(horizon, n_refine):
