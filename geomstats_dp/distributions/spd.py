@@ -77,6 +77,7 @@ class _SymmetricCoordinates(IsometricTransport):
     """
 
     reference_scale = 1.0
+    draw_one = None  # not the Euclidean family's (its coordinates fill every entry)
     # not belongs_implies_finite: +inf on the diagonal passes the symmetry test (isclose
     # takes equal infinities as close) and the Cholesky factorisation
 
