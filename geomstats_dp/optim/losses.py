@@ -22,11 +22,12 @@ from geomstats_dp.distributions.membership import check_on_space
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import zero_nonfinite
+from geomstats_dp.optim.closed_form_logs import OneRecordSums
 from geomstats_dp.optim.euclidean_sums import MAX_DIM, EuclideanGradientSums
 from geomstats_dp.optim.geodesics import log_for
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 from geomstats_dp.optim.samples import PairedSamples
-from geomstats_dp.optim.tangent_ops import tangent_ops_for
+from geomstats_dp.optim.tangent_ops import AmbientTangentOps, tangent_ops_for
 
 AUTODIFF_BACKENDS = ("autograd", "pytorch")
 DIFFERENTIATIONS = ("autodiff", "finite_differences")
@@ -203,10 +204,18 @@ class SquaredDistanceLoss(PerSampleLoss):
 
     def gradient_sums(self, point):
         """As ``PerSampleLoss.gradient_sums``; with ``affine_logs`` one ``eigh`` per
-        sample gives the norms and the sums (``AffineLogSums``)."""
+        sample gives the norms and the sums (``AffineLogSums``); on the sphere and on
+        Euclidean space (geomstats' metrics, ``tangent_ops``' ambient route, unless a
+        subclass overrides ``gradients``) the sums also have the closed-form one-record
+        route ``clipped_one`` (``closed_form_logs``)."""
         if self.affine_logs():
             return AffineLogSums(point, unwrap_metric(self.space.metric)[1])
-        return super().gradient_sums(point)
+        sums = super().gradient_sums(point)
+        ops = self.tangent_ops
+        if (isinstance(ops, AmbientTangentOps) and point.ndim == 1
+                and type(self).gradients is SquaredDistanceLoss.gradients):
+            return OneRecordSums(sums, point, ops.sphere)
+        return sums
 
     def affine_logs(self):
         """Whether ``gradient_sums`` is ``AffineLogSums``: on SPD with the affine-invariant
