@@ -1,5 +1,5 @@
 """The squared distance's clipped gradient for one record, in closed form: the batch-one
-route of a DP-RSGD step on the sphere and on Euclidean space.
+route of a DP-RSGD step on the sphere, the hyperboloid and Euclidean space.
 
 ``SquaredDistanceLoss.gradient_sums`` returns, on these spaces, the loss's general
 chunked sums with one more method, ``clipped_one(record, coefficient, clip_norm)``: the
@@ -13,6 +13,9 @@ a batch of one). The gradient is
   is tangent at x by construction (<x, Log_x(z)> = 0 for |x| = 1, which the iterates keep
   to ``onto_space.SPHERE_TOLERANCE``), so it is not projected again here: the step
   projects its noisy direction once (``geodesics.SphereGeodesics.step``);
+- on the hyperboloid, -Log_x(z) = (theta / tanh theta) x - (theta / sinh theta) z with
+  cosh theta = -<x, z> (Minkowski; geomstats' ``HyperboloidMetric.log``), tangent by
+  construction as well, its norm the Minkowski one;
 - on Euclidean space, x - z.
 
 Its norm is that of the vector summed, and the clip factor that of ``clip_factors``
@@ -34,14 +37,14 @@ class OneRecordSums:
     sums : callable
         The loss's general ``sums(data) -> (norms, weighted_sum)`` at ``base_point``.
     base_point : array-like, shape=[d]
-    sphere : bool
-        The sphere's gradient (else Euclidean space's).
+    kind : {"sphere", "hyperboloid", "euclidean"}
+        Whose gradient.
     """
 
-    def __init__(self, sums, base_point, sphere):
+    def __init__(self, sums, base_point, kind):
         self.sums = sums
         self.base_point = base_point
-        self.sphere = sphere
+        self.kind = kind
 
     def __call__(self, data):
         """The general route: ``(norms [k], weighted_sum)`` of the records ``data``."""
@@ -62,17 +65,25 @@ class OneRecordSums:
         tangent_vec : array-like, shape=[d]
         """
         point = self.base_point
-        if self.sphere:
-            cosine = min(1.0, max(-1.0, float(record.dot(point))))
-            angle = math.acos(cosine)
+        if self.kind == "euclidean":
+            gradient = point - record
+        else:
+            dot = float(record.dot(point))
+            if self.kind == "sphere":
+                angle = math.acos(min(1.0, max(-1.0, dot)))
+                even, odd = math.tan, math.sin
+            else:  # -<x, z> = cosh theta >= 1
+                angle = math.acosh(max(1.0, 2 * float(record[0]) * float(point[0]) - dot))
+                even, odd = math.tanh, math.sinh
             if angle == 0:
                 gradient = point - record
             else:
-                gradient = add_scaled(point * (angle / math.tan(angle)),
-                                      -angle / math.sin(angle), record)
-        else:
-            gradient = point - record
-        norm = math.sqrt(float(gradient.dot(gradient)))
+                gradient = add_scaled(point * (angle / even(angle)), -angle / odd(angle),
+                                      record)
+        squared = float(gradient.dot(gradient))
+        if self.kind == "hyperboloid":
+            squared = max(squared - 2 * float(gradient[0]) ** 2, 0.0)
+        norm = math.sqrt(squared)
         if not norm < math.inf:  # a record whose gradient is not finite adds nothing
             return gs.zeros_like(point)
         return gradient * (coefficient * (clip_norm / max(norm, clip_norm)))

@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 
 import geomstats.backend as gs
 import numpy as np
+from geomstats.geometry.hyperboloid import HyperboloidMetric
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import as_numpy, to_backend
@@ -204,17 +205,20 @@ class SquaredDistanceLoss(PerSampleLoss):
 
     def gradient_sums(self, point):
         """As ``PerSampleLoss.gradient_sums``; with ``affine_logs`` one ``eigh`` per
-        sample gives the norms and the sums (``AffineLogSums``); on the sphere and on
-        Euclidean space (geomstats' metrics, ``tangent_ops``' ambient route, unless a
-        subclass overrides ``gradients``) the sums also have the closed-form one-record
-        route ``clipped_one`` (``closed_form_logs``)."""
+        sample gives the norms and the sums (``AffineLogSums``); on the sphere, the
+        hyperboloid and Euclidean space (geomstats' metrics, unless a subclass overrides
+        ``gradients``) the sums also have the closed-form one-record route
+        ``clipped_one`` (``closed_form_logs``)."""
         if self.affine_logs():
             return AffineLogSums(point, unwrap_metric(self.space.metric)[1])
         sums = super().gradient_sums(point)
+        if point.ndim != 1 or type(self).gradients is not SquaredDistanceLoss.gradients:
+            return sums
         ops = self.tangent_ops
-        if (isinstance(ops, AmbientTangentOps) and point.ndim == 1
-                and type(self).gradients is SquaredDistanceLoss.gradients):
-            return OneRecordSums(sums, point, ops.sphere)
+        if isinstance(ops, AmbientTangentOps):
+            return OneRecordSums(sums, point, "sphere" if ops.sphere else "euclidean")
+        if type(self.space.metric) is HyperboloidMetric:
+            return OneRecordSums(sums, point, "hyperboloid")
         return sums
 
     def affine_logs(self):
