@@ -9,10 +9,12 @@ operation per formula), on S^783 and SPD(11) with the affine-invariant metric. B
 timed in the same process with ``OMP_NUM_THREADS=1``, their repeats interleaved, and the
 median per-step CPU time kept (``time.process_time``: the time the code itself runs on a
 shared machine; wall time in the CSV). The pytorch rows run the library on the pytorch
-backend (CPU tensors) in a second process, against the same numpy baseline timed there.
+backend (CPU tensors) in a second process, against the same numpy baseline timed there and against the
+minimal step written in torch (CPU tensors, torch's generator). JAX is not a dependency:
+the issue's ``lax.scan`` comparison is replaced by these minimal loops.
 
-Writes ``step_cost.csv`` (one row per space and backend: seconds per step of both, their
-ratio in CPU time, and the load average) and ``step_cost.png``.
+Writes ``step_cost.csv`` (one row per space and backend: seconds per step of each, the
+ratios in CPU time, and the load average) and ``step_cost.png``.
 """
 
 import json
@@ -90,6 +92,55 @@ def minimal_spd_steps(data, n_steps, rng):
     return factor @ factor.T
 
 
+def minimal_sphere_steps_torch(data, n_steps, seed):
+    """``minimal_sphere_steps`` in torch (CPU tensors, torch's generator)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    point = torch.zeros(data.shape[1], dtype=torch.float64)
+    point[0] = 1.0
+    for index in torch.randint(data.shape[0], (n_steps,), generator=generator).tolist():
+        record = data[index]
+        cosine = min(1.0, max(-1.0, float(record @ point)))
+        angle = math.acos(cosine)
+        along = record - cosine * point
+        along_norm = math.sqrt(float(along @ along))
+        gradient = along * (-angle / along_norm) if along_norm > 0 else 0.0 * along
+        if angle > CLIP_NORM:
+            gradient = gradient * (CLIP_NORM / angle)
+        noise = torch.randn(point.shape[0], generator=generator, dtype=torch.float64)
+        noise -= float(noise @ point) * point
+        step = -STEP * (gradient + NOISE_STD * noise)
+        length = math.sqrt(float(step @ step))
+        point = math.cos(length) * point + (math.sin(length) / length) * step
+    return point
+
+
+def minimal_spd_steps_torch(data, n_steps, seed):
+    """``minimal_spd_steps`` in torch (CPU tensors, torch's generator)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    size = data.shape[1]
+    factor = torch.eye(size, dtype=torch.float64)
+    inverse = torch.eye(size, dtype=torch.float64)
+    upper = torch.triu_indices(size, size, 1)
+    for index in torch.randint(data.shape[0], (n_steps,), generator=generator).tolist():
+        vals, vecs = torch.linalg.eigh(inverse @ data[index] @ inverse.T)
+        whitened_log = (vecs * torch.log(vals)) @ vecs.T
+        norm = math.sqrt(float(torch.sum(whitened_log * whitened_log)))
+        gradient = -whitened_log * min(1.0, CLIP_NORM / norm)
+        noise = torch.diag(torch.randn(size, generator=generator, dtype=torch.float64))
+        noise[upper[0], upper[1]] = torch.randn(upper.shape[1], generator=generator,
+                                                dtype=torch.float64) / math.sqrt(2)
+        noise = torch.triu(noise) + torch.triu(noise, 1).T
+        step_vals, step_vecs = torch.linalg.eigh(-STEP * (gradient + NOISE_STD * noise))
+        halves = torch.exp(step_vals / 2)
+        factor = factor @ (step_vecs * halves)
+        inverse = (step_vecs.T / halves[:, None]) @ inverse
+    return factor @ factor.T
+
+
 def library_steps(space, data, n_steps, seed):
     """n_steps library DP-RSGD steps (``minimize``, ``MiniBatch(1)``, default sampler)."""
     from geomstats_dp._backend import to_backend
@@ -108,26 +159,37 @@ def clocks():
 
 def measure(repeats, sphere_steps, spd_steps):
     """Median (CPU, wall) seconds per step of the library and the minimal step, per space,
-    the variants interleaved over ``repeats``; a dict for the CSV."""
+    the variants interleaved over ``repeats``; on pytorch also the minimal step written
+    in torch (``minimal_torch``); a dict for the CSV."""
     from geomstats.geometry.hypersphere import Hypersphere
     from geomstats.geometry.spd_matrices import SPDMatrices
 
+    from geomstats_dp._backend import TORCH
+
     cases = {
         f"S^{SPHERE_DIM}": (Hypersphere(SPHERE_DIM), sphere_data(), minimal_sphere_steps,
-                            sphere_steps),
-        f"SPD({SPD_SIZE})": (SPDMatrices(SPD_SIZE), spd_data(), minimal_spd_steps, spd_steps),
+                            minimal_sphere_steps_torch, sphere_steps),
+        f"SPD({SPD_SIZE})": (SPDMatrices(SPD_SIZE), spd_data(), minimal_spd_steps,
+                             minimal_spd_steps_torch, spd_steps),
     }
     found = {}
-    for name, (space, data, minimal, n_steps) in cases.items():
+    for name, (space, data, minimal, minimal_torch, n_steps) in cases.items():
         library_steps(space, data, 20, seed=0)  # warm caches (calibration, imports)
-        times = {"library": [], "minimal": []}
+        variants = {
+            "library": lambda seed: library_steps(space, data, n_steps, seed),
+            "minimal": lambda seed: minimal(data, n_steps, np.random.default_rng(seed)),
+        }
+        if TORCH:
+            import torch
+
+            tensors = torch.from_numpy(data.copy())
+            variants["minimal_torch"] = lambda seed: minimal_torch(tensors, n_steps, seed)
+        times = {key: [] for key in variants}
         for repeat in range(repeats):
-            start = clocks()
-            library_steps(space, data, n_steps, seed=repeat)
-            times["library"].append((clocks() - start) / n_steps)
-            start = clocks()
-            minimal(data, n_steps, np.random.default_rng(repeat))
-            times["minimal"].append((clocks() - start) / n_steps)
+            for key, variant in variants.items():
+                start = clocks()
+                variant(repeat)
+                times[key].append((clocks() - start) / n_steps)
         found[name] = {key: np.median(values, axis=0).tolist() for key, values in times.items()}
     return found
 
@@ -152,14 +214,17 @@ def rows(quick):
             env=env, capture_output=True, text=True, check=True).stdout
         for space, times in json.loads(output.strip().splitlines()[-1]).items():
             (cpu, wall), (cpu_minimal, wall_minimal) = times["library"], times["minimal"]
+            cpu_torch = times.get("minimal_torch", [math.nan])[0]
             row = {"space": space, "backend": backend,
                    "library_step_seconds": cpu, "minimal_step_seconds": cpu_minimal,
                    "ratio": cpu / cpu_minimal, "goal": GOALS[backend],
                    "wall_ratio": wall / wall_minimal,
+                   "minimal_torch_step_seconds": cpu_torch,
+                   "ratio_to_minimal_torch": cpu / cpu_torch,
                    "loadavg_1min": round(os.getloadavg()[0], 2)}
             print(f"  {space} {backend}: {1e6 * cpu:.0f} us / {1e6 * cpu_minimal:.0f} us "
-                  f"= {row['ratio']:.2f} (wall {row['wall_ratio']:.2f}); "
-                  f"load {row['loadavg_1min']}", flush=True)
+                  f"= {row['ratio']:.2f} (wall {row['wall_ratio']:.2f}; minimal torch step "
+                  f"{1e6 * cpu_torch:.0f} us); load {row['loadavg_1min']}", flush=True)
             found.append(row)
     return found
 
@@ -173,11 +238,14 @@ def plot(path, found):
 
     labels = [f"{row['space']}\n{row['backend']}" for row in found]
     fig, axis = plt.subplots(figsize=(6, 3.2))
-    axis.bar(range(len(found)), [row["ratio"] for row in found], color="tab:blue")
+    axis.bar(range(len(found)), [row["ratio"] for row in found], color="tab:blue",
+             label="/ minimal numpy step")
+    axis.scatter(range(len(found)), [row["ratio_to_minimal_torch"] for row in found],
+                 marker="o", color="tab:orange", label="/ minimal torch step")
     axis.scatter(range(len(found)), [row["goal"] for row in found], marker="_", s=600,
                  color="black", label="goal")
     axis.set_xticks(range(len(found)), labels)
-    axis.set_ylabel("library step / minimal numpy step (CPU)")
+    axis.set_ylabel("library step / minimal step (CPU)")
     axis.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)

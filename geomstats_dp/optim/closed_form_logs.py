@@ -34,21 +34,25 @@ class OneRecordSums:
 
     Parameters
     ----------
-    sums : callable
-        The loss's general ``sums(data) -> (norms, weighted_sum)`` at ``base_point``.
+    general_sums : callable
+        ``general_sums() -> sums``: the loss's general ``sums(data) -> (norms,
+        weighted_sum)`` at ``base_point``, made on first use.
     base_point : array-like, shape=[d]
     kind : {"sphere", "hyperboloid", "euclidean"}
         Whose gradient.
     """
 
-    def __init__(self, sums, base_point, kind):
-        self.sums = sums
+    def __init__(self, general_sums, base_point, kind):
+        self.general_sums = general_sums
         self.base_point = base_point
         self.kind = kind
+        self._sums = None
 
     def __call__(self, data):
         """The general route: ``(norms [k], weighted_sum)`` of the records ``data``."""
-        return self.sums(data)
+        if self._sums is None:
+            self._sums = self.general_sums()
+        return self._sums(data)
 
     def clipped_one(self, record, coefficient, clip_norm):
         """coefficient * clip_C(-Log_x(z)) for one record z.

@@ -43,6 +43,7 @@ from geomstats_dp.optim.onto_space import (
     floor_spectrum_2x2,
     minkowski_squared_norm,
     onto_space,
+    onto_sphere,
 )
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 
@@ -190,7 +191,7 @@ class SphereGeodesics(Geodesics):
                                             math.cos, math.sin)
         coef_2 *= coefficient
         point = add_scaled(base_point * (coef_1 - coef_2 * projection), coef_2, direction)
-        return onto_space(self.space, point)
+        return onto_sphere(point) if self.space is not None else point
 
 
 def sphere_log(points, base_point):

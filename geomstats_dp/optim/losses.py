@@ -9,6 +9,7 @@ metric and a large effect on the step. A record whose gradient raises or is not 
 counts as zero; no record's value decides an exception.
 """
 
+import functools
 import math
 from abc import ABC, abstractmethod
 
@@ -209,17 +210,31 @@ class SquaredDistanceLoss(PerSampleLoss):
         hyperboloid and Euclidean space (geomstats' metrics, unless a subclass overrides
         ``gradients``) the sums also have the closed-form one-record route
         ``clipped_one`` (``closed_form_logs``)."""
-        if self.affine_logs():
+        route = self._sums_route()
+        if route == "affine":
             return AffineLogSums(point, unwrap_metric(self.space.metric)[1])
-        sums = super().gradient_sums(point)
-        if point.ndim != 1 or type(self).gradients is not SquaredDistanceLoss.gradients:
-            return sums
-        ops = self.tangent_ops
-        if isinstance(ops, AmbientTangentOps):
-            return OneRecordSums(sums, point, "sphere" if ops.sphere else "euclidean")
-        if type(self.space.metric) is HyperboloidMetric:
-            return OneRecordSums(sums, point, "hyperboloid")
-        return sums
+        if route is not None and point.ndim == 1:
+            return OneRecordSums(functools.partial(super().gradient_sums, point), point, route)
+        return super().gradient_sums(point)
+
+    def _sums_route(self):
+        """"affine" (``affine_logs``), the kind of ``OneRecordSums`` ("sphere",
+        "hyperboloid", "euclidean"), or None: from the space, its metric and this
+        class, found once per space."""
+        cached = self.__dict__.get("_route")
+        if cached is not None and cached[0] is self.space:
+            return cached[1]
+        route = None
+        if self.affine_logs():
+            route = "affine"
+        elif type(self).gradients is SquaredDistanceLoss.gradients:
+            ops = self.tangent_ops
+            if isinstance(ops, AmbientTangentOps):
+                route = "sphere" if ops.sphere else "euclidean"
+            elif type(self.space.metric) is HyperboloidMetric:
+                route = "hyperboloid"
+        self._route = (self.space, route)
+        return route
 
     def affine_logs(self):
         """Whether ``gradient_sums`` is ``AffineLogSums``: on SPD with the affine-invariant
