@@ -154,6 +154,7 @@ class BufferedNormals:
         self._buffer = np.empty(0)
         self._next = 0
         self._converted = None  # the buffer in the active backend, made on first use
+        self._padded = None  # [count, next start, rows [m, count + 1], next row]
 
     def standard_normal(self, size=None):
         """Standard normals of shape ``size`` (a view of the buffer, or a copy of the
@@ -168,7 +169,7 @@ class BufferedNormals:
         if self._next + count > self._buffer.size:  # the rest, then a fresh buffer
             rest = self._buffer[self._next :]
             self._buffer = self.generator.standard_normal(max(self._refill, count - rest.size))
-            self._converted = None
+            self._converted = self._padded = None
             self._refill = min(4 * self._refill, self.block)
             self._next = count - rest.size
             values = np.concatenate([rest, self._buffer[: self._next]])
@@ -190,6 +191,30 @@ class BufferedNormals:
             self._next += count
             return self._converted[start : self._next]
         return to_backend(self.standard_normal(count))
+
+    def backend_padded_normal(self, count):
+        """(0, the next ``count`` normals of ``standard_normal``'s sequence), a backend
+        vector [count + 1]: on pytorch a row of the rest of the buffer laid out in rows
+        of ``count`` behind a zero, converted once (again only if the draws stop falling
+        on its rows: another size, a refill); a conversion of its own where the values
+        straddle a refill. Read-only use."""
+        rows = self._padded
+        if TORCH and (rows is None or rows[0] != count or rows[1] != self._next):
+            available = (self._buffer.size - self._next) // count
+            if available > 0:
+                block = np.zeros((available, count + 1))
+                block[:, 1:] = self._buffer[
+                    self._next : self._next + available * count].reshape(available, count)
+                rows = self._padded = [count, self._next, to_backend(block), 0]
+        if TORCH and rows is not None and rows[0] == count and rows[1] == self._next:
+            row = rows[2][rows[3]]
+            rows[3] += 1
+            self._next += count
+            rows[1] = self._next if rows[3] < rows[2].shape[0] else -1
+            return row
+        padded = np.zeros(count + 1)
+        padded[1:] = self.standard_normal(count)
+        return to_backend(padded)
 
     def __getattr__(self, name):
         return getattr(self.generator, name)

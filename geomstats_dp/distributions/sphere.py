@@ -12,7 +12,7 @@ import geomstats.backend as gs
 import numpy as np
 from geomstats.geometry.hypersphere import HypersphereMetric
 
-from geomstats_dp._backend import as_numpy, subtract_scaled
+from geomstats_dp._backend import add_scaled, as_numpy, subtract_scaled
 from geomstats_dp._validation import check_finite_array
 from geomstats_dp.distributions.base import IsometricTransport, row_dots
 from geomstats_dp.distributions.registry import register_transport
@@ -100,6 +100,22 @@ class PoleTransport(IsometricTransport):
             check_finite_array(as_numpy(point)[None], "base_point")
         draw = np.empty_like(point) if isinstance(point, np.ndarray) else gs.empty_like(point)
         subtract_scaled(normals, coef, tail, out=draw[1:])
+        draw[0] = first
+        if scale != 1.0:
+            draw *= scale
+        return draw
+
+    def draw_padded(self, point, padded, scale=1.0):
+        """``draw_one`` from the normals behind a zero, padded = (0, a) [d+1]:
+        (0, a) - c (w + s e1) in full-length operations (no slice of w, no write into a
+        slice: each costs a tensor call on pytorch); entry 0 as ``draw_one`` forms it."""
+        head = float(point[0])
+        sign = 1.0 if head >= 0 else -1.0
+        coef = float(padded.dot(point)) * (self.curvature_sign / (1.0 + sign * head))
+        first = coef * -(head + sign)
+        if not math.isfinite(first):
+            check_finite_array(as_numpy(point)[None], "base_point")
+        draw = add_scaled(padded, -coef, point)
         draw[0] = first
         if scale != 1.0:
             draw *= scale

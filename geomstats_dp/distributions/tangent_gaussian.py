@@ -6,7 +6,14 @@ import math
 import geomstats.backend as gs
 import numpy as np
 
-from geomstats_dp._backend import BufferedNormals, as_numpy, get_rng, to_backend, to_numpy
+from geomstats_dp._backend import (
+    TORCH,
+    BufferedNormals,
+    as_numpy,
+    get_rng,
+    to_backend,
+    to_numpy,
+)
 from geomstats_dp._validation import (
     check_finite_array,
     check_positive_finite,
@@ -208,10 +215,14 @@ class TangentGaussian:
     def _backend_draw(self, shape, factor, rng):
         """``prepare``'s draw through the family's ``draw_one``: the base point and the
         draw stay arrays of the active backend; the normals come from a
-        ``BufferedNormals`` stream as backend views (one conversion per refill), else
-        are converted one draw at a time."""
+        ``BufferedNormals`` stream as backend views (one conversion per refill; on
+        pytorch, the sphere's and the hyperboloid's as rows behind a zero,
+        ``draw_padded``), else are converted one draw at a time."""
         draw_one, dim = self.sampler.draw_one, self.dim
-        if isinstance(rng, BufferedNormals):
+        padded = getattr(self.sampler, "draw_padded", None)
+        if TORCH and padded is not None and isinstance(rng, BufferedNormals):
+            draw_one, normals = padded, rng.backend_padded_normal  # (0, normals)
+        elif isinstance(rng, BufferedNormals):
             normals = rng.backend_normal
         else:
             def normals(count):
