@@ -17,6 +17,7 @@ Writes ``step_cost.csv`` (one row per space and backend: seconds per step of eac
 ratios in CPU time, and the load average) and ``step_cost.png``.
 """
 
+import functools
 import json
 import math
 import os
@@ -176,14 +177,15 @@ def measure(repeats, sphere_steps, spd_steps):
     for name, (space, data, minimal, minimal_torch, n_steps) in cases.items():
         library_steps(space, data, 20, seed=0)  # warm caches (calibration, imports)
         variants = {
-            "library": lambda seed: library_steps(space, data, n_steps, seed),
-            "minimal": lambda seed: minimal(data, n_steps, np.random.default_rng(seed)),
+            "library": functools.partial(library_steps, space, data, n_steps),
+            "minimal": lambda seed, data=data, n_steps=n_steps, minimal=minimal: minimal(
+                data, n_steps, np.random.default_rng(seed)),
         }
         if TORCH:
             import torch
 
             tensors = torch.from_numpy(data.copy())
-            variants["minimal_torch"] = lambda seed: minimal_torch(tensors, n_steps, seed)
+            variants["minimal_torch"] = functools.partial(minimal_torch, tensors, n_steps)
         times = {key: [] for key in variants}
         for repeat in range(repeats):
             for key, variant in variants.items():

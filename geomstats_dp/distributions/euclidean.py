@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-
 from geomstats.geometry.euclidean import EuclideanMetric
 from geomstats.geometry.matrices import MatricesMetric
 

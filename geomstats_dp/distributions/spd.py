@@ -226,7 +226,7 @@ class SPDAffineTransport(_EigenbasisTransport):
                 return draw * scale if scale != 1.0 else draw
         try:
             factor = gs.linalg.cholesky(point)
-        except Exception:  # noqa: BLE001 - numpy's own error, as ``sample`` raises it
+        except Exception:
             self.sample_one(as_numpy(point), _Normals(as_numpy(normals)))
             raise
         index, scales = self._backend_gather(normals)

@@ -17,7 +17,6 @@ from geomstats_dp._validation import check_finite_array
 from geomstats_dp.distributions.base import IsometricTransport, row_dots
 from geomstats_dp.distributions.registry import register_transport
 
-
 CHUNK_FLOATS = 2**15
 """Floats in one temporary of the one-point draw (256 KiB): many draws go in row blocks."""
 

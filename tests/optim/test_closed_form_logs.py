@@ -36,17 +36,17 @@ def _point_and_records(name):
     if name == "sphere":
         point = _unit(rng.standard_normal(6))
         direction = _unit(direction - (direction @ point) * point)
-        on_geodesic = lambda t: math.cos(t) * point + math.sin(t) * direction  # noqa: E731
+        on_geodesic = lambda t: math.cos(t) * point + math.sin(t) * direction
     elif name == "hyperboloid":
         axis = _unit(np.concatenate([[0.0], rng.standard_normal(5)]))
         point = math.cosh(2.0) * np.eye(6)[0] + math.sinh(2.0) * axis
         direction[0] = 0.0
         direction = direction + (direction @ point - 2 * direction[0] * point[0]) * point
         direction /= math.sqrt(direction @ direction - 2 * direction[0] ** 2)
-        on_geodesic = lambda t: math.cosh(t) * point + math.sinh(t) * direction  # noqa: E731
+        on_geodesic = lambda t: math.cosh(t) * point + math.sinh(t) * direction
     else:
         point = rng.standard_normal(6)
-        on_geodesic = lambda t: point + t * direction  # noqa: E731
+        on_geodesic = lambda t: point + t * direction
     records = [point.copy()]
     for distance in (1e-9, 1e-4, 0.7, 2.5, math.pi - 1e-3):
         records.append(on_geodesic(distance))
@@ -95,7 +95,7 @@ def test_a_subclass_gradient_takes_the_general_route():
 def test_step_is_geomstats_exp_of_the_projected_direction(name, length):
     """Exp_P(c V) with V (made slightly non-tangent on the sphere) projected once."""
     space = SPACES[name]()
-    point, records = _point_and_records(name)
+    point, _ = _point_and_records(name)
     rng = np.random.default_rng(int(1e6 * length) % 2**32)
     direction = rng.standard_normal(6)
     if name != "euclidean":
