@@ -162,10 +162,9 @@ def measure(repeats, sphere_steps, spd_steps):
     """Median (CPU, wall) seconds per step of the library and the minimal step, per space,
     the variants interleaved over ``repeats``; on pytorch also the minimal step written
     in torch (``minimal_torch``); a dict for the CSV."""
+    import geomstats.backend as gs
     from geomstats.geometry.hypersphere import Hypersphere
     from geomstats.geometry.spd_matrices import SPDMatrices
-
-    from geomstats_dp._backend import TORCH
 
     cases = {
         f"S^{SPHERE_DIM}": (Hypersphere(SPHERE_DIM), sphere_data(), minimal_sphere_steps,
@@ -181,7 +180,7 @@ def measure(repeats, sphere_steps, spd_steps):
             "minimal": lambda seed, data=data, n_steps=n_steps, minimal=minimal: minimal(
                 data, n_steps, np.random.default_rng(seed)),
         }
-        if TORCH:
+        if gs.__name__.endswith("pytorch"):
             import torch
 
             tensors = torch.from_numpy(data.copy())
