@@ -53,7 +53,13 @@ def minimal_sphere_steps(data, n_steps, rng):
     """n_steps minimal DP-RSGD steps on the sphere from the north pole; the last point."""
     point = np.zeros(data.shape[1])
     point[0] = 1.0
-    indices = rng.integers(data.shape[0], size=n_steps)
+    return _minimal_sphere_loop(data, rng.integers(data.shape[0], size=n_steps), point,
+                                lambda: rng.standard_normal(point.shape[0]))
+
+
+def _minimal_sphere_loop(data, indices, point, normals):
+    """The minimal steps from ``point`` on the records ``indices`` (array operators:
+    numpy arrays or torch tensors), ``normals()`` drawing d + 1 standard normals."""
     for index in indices:
         record = data[index]
         cosine = min(1.0, max(-1.0, float(record @ point)))
@@ -63,7 +69,7 @@ def minimal_sphere_steps(data, n_steps, rng):
         gradient = along * (-angle / along_norm) if along_norm > 0 else 0.0 * along
         if angle > CLIP_NORM:
             gradient = gradient * (CLIP_NORM / angle)
-        noise = rng.standard_normal(point.shape[0])
+        noise = normals()
         noise -= float(noise @ point) * point
         step = -STEP * (gradient + NOISE_STD * noise)
         length = math.sqrt(float(step @ step))
@@ -75,19 +81,30 @@ def minimal_spd_steps(data, n_steps, rng):
     """n_steps minimal DP-RSGD steps on SPD(11) (affine-invariant) from the identity,
     the iterate's square-root factor carried from step to step; the last point."""
     size = data.shape[1]
-    factor, inverse = np.eye(size), np.eye(size)
-    indices = rng.integers(data.shape[0], size=n_steps)
     upper = np.triu_indices(size, 1)
+
+    def noise():
+        drawn = np.diag(rng.standard_normal(size))
+        drawn[upper] = rng.standard_normal(len(upper[0])) / math.sqrt(2)
+        return drawn
+
+    return _minimal_spd_loop(data, rng.integers(data.shape[0], size=n_steps),
+                             np.eye(size), np, noise)
+
+
+def _minimal_spd_loop(data, indices, identity, xp, noise):
+    """The minimal SPD steps from the identity (``xp``: numpy or torch, for ``eigh``,
+    ``log``, ``exp``, ``sum``, ``triu``), ``noise()`` an upper triangle of normals."""
+    factor, inverse = identity, identity
     for index in indices:
-        vals, vecs = np.linalg.eigh(inverse @ data[index] @ inverse.T)
-        whitened_log = (vecs * np.log(vals)) @ vecs.T  # F^-1 Log_x(z) F^-T
-        norm = math.sqrt(float(np.sum(whitened_log * whitened_log)))
+        vals, vecs = xp.linalg.eigh(inverse @ data[index] @ inverse.T)
+        whitened_log = (vecs * xp.log(vals)) @ vecs.T  # F^-1 Log_x(z) F^-T
+        norm = math.sqrt(float(xp.sum(whitened_log * whitened_log)))
         gradient = -whitened_log * min(1.0, CLIP_NORM / norm)
-        noise = np.diag(rng.standard_normal(size))
-        noise[upper] = rng.standard_normal(len(upper[0])) / math.sqrt(2)
-        noise = np.triu(noise) + np.triu(noise, 1).T
-        step_vals, step_vecs = np.linalg.eigh(-STEP * (gradient + NOISE_STD * noise))
-        halves = np.exp(step_vals / 2)
+        drawn = noise()
+        drawn = xp.triu(drawn) + xp.triu(drawn, 1).T
+        step_vals, step_vecs = xp.linalg.eigh(-STEP * (gradient + NOISE_STD * drawn))
+        halves = xp.exp(step_vals / 2)
         factor = factor @ (step_vecs * halves)
         inverse = (step_vecs.T / halves[:, None]) @ inverse
     return factor @ factor.T
@@ -100,21 +117,9 @@ def minimal_sphere_steps_torch(data, n_steps, seed):
     generator = torch.Generator().manual_seed(seed)
     point = torch.zeros(data.shape[1], dtype=torch.float64)
     point[0] = 1.0
-    for index in torch.randint(data.shape[0], (n_steps,), generator=generator).tolist():
-        record = data[index]
-        cosine = min(1.0, max(-1.0, float(record @ point)))
-        angle = math.acos(cosine)
-        along = record - cosine * point
-        along_norm = math.sqrt(float(along @ along))
-        gradient = along * (-angle / along_norm) if along_norm > 0 else 0.0 * along
-        if angle > CLIP_NORM:
-            gradient = gradient * (CLIP_NORM / angle)
-        noise = torch.randn(point.shape[0], generator=generator, dtype=torch.float64)
-        noise -= float(noise @ point) * point
-        step = -STEP * (gradient + NOISE_STD * noise)
-        length = math.sqrt(float(step @ step))
-        point = math.cos(length) * point + (math.sin(length) / length) * step
-    return point
+    indices = torch.randint(data.shape[0], (n_steps,), generator=generator).tolist()
+    return _minimal_sphere_loop(data, indices, point, lambda: torch.randn(
+        point.shape[0], generator=generator, dtype=torch.float64))
 
 
 def minimal_spd_steps_torch(data, n_steps, seed):
@@ -123,23 +128,17 @@ def minimal_spd_steps_torch(data, n_steps, seed):
 
     generator = torch.Generator().manual_seed(seed)
     size = data.shape[1]
-    factor = torch.eye(size, dtype=torch.float64)
-    inverse = torch.eye(size, dtype=torch.float64)
     upper = torch.triu_indices(size, size, 1)
-    for index in torch.randint(data.shape[0], (n_steps,), generator=generator).tolist():
-        vals, vecs = torch.linalg.eigh(inverse @ data[index] @ inverse.T)
-        whitened_log = (vecs * torch.log(vals)) @ vecs.T
-        norm = math.sqrt(float(torch.sum(whitened_log * whitened_log)))
-        gradient = -whitened_log * min(1.0, CLIP_NORM / norm)
-        noise = torch.diag(torch.randn(size, generator=generator, dtype=torch.float64))
-        noise[upper[0], upper[1]] = torch.randn(upper.shape[1], generator=generator,
+
+    def noise():
+        drawn = torch.diag(torch.randn(size, generator=generator, dtype=torch.float64))
+        drawn[upper[0], upper[1]] = torch.randn(upper.shape[1], generator=generator,
                                                 dtype=torch.float64) / math.sqrt(2)
-        noise = torch.triu(noise) + torch.triu(noise, 1).T
-        step_vals, step_vecs = torch.linalg.eigh(-STEP * (gradient + NOISE_STD * noise))
-        halves = torch.exp(step_vals / 2)
-        factor = factor @ (step_vecs * halves)
-        inverse = (step_vecs.T / halves[:, None]) @ inverse
-    return factor @ factor.T
+        return drawn
+
+    indices = torch.randint(data.shape[0], (n_steps,), generator=generator).tolist()
+    return _minimal_spd_loop(data, indices, torch.eye(size, dtype=torch.float64), torch,
+                             noise)
 
 
 def library_steps(space, data, n_steps, seed):
