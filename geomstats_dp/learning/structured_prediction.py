@@ -82,8 +82,10 @@ class PrivateStructuredPrediction(PrivateEstimator):
       unused), composed exactly; the mean's share of the budget grows with the labels'
       noise ratio (a public rule, from 0.1 to 0.9). ``predict`` is post-processing: the
       Gaussian-process regression mu~ + sum_i beta_i(x) (y~_i - mu~), gamma = (d + 1)
-      sigma^2 by default, projected onto the sphere: an extrinsic average, with no chart
-      to wrap, shrunk toward the constant private mean as the noise grows.
+      sigma^2 / s by default (s = 1 - |mu~|^2: the prior variance of a coordinate is the
+      targets' spread read from the released mean), projected onto the sphere: an
+      extrinsic average, with no chart to wrap, shrunk toward the constant private mean
+      as the noise grows.
     - ``method="labels"`` (``learning.mechanisms.tangent_labels``): ``fit``
       releases the targets' log-coordinates v_i = Log_b(y_i) at the public point b,
       clipped to D = ``clip_norm``, plus tangent Gaussian noise of standard deviation
@@ -116,8 +118,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
         h of the RBF kernel, > 0. None: the median distance between training features
         (public), computed by ``fit``.
     regularization : float or None
-        gamma, > 0. None: 3 d sigma^2 / D^2 for "labels", (d + 1) sigma^2 for "extrinsic"
-        (both with a floor of 1e-3), 1e-3 per row.
+        gamma, > 0. None: 3 d sigma^2 / D^2 for "labels", (d + 1) sigma^2 / s for
+        "extrinsic" (both with a floor of 1e-3), 1e-3 per row.
     epsilon, delta : float
         The guarantee of the label release ("labels"), or of each predicted row.
     clip_norm : float or None
@@ -162,7 +164,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
         p, the number of features.
     method_ : str
     bandwidth_, regularization_ : float
-        The kernel's h and gamma used.
+        The kernel's h and gamma used ("extrinsic" by default: the public gamma_0 =
+        (d + 1) sigma^2, the predictions using gamma_0 / s).
     budget_ : PrivacyBudget
         "labels", "extrinsic": the budget ``fit`` charged (per row ``fit`` charges nothing and sets
         neither this nor ``events_``).
@@ -268,7 +271,10 @@ class PrivateStructuredPrediction(PrivateEstimator):
         prior_mean = to_numpy(fitted["mean_"]) if "mean_" in fitted else None
         self._features = features
         self._coefficients, self._mean = kernel_ridge_coefficients(
-            features, to_numpy(fitted["labels_"]), bandwidth, regularization, prior_mean)
+            features, to_numpy(fitted["labels_"]), bandwidth,
+            self.regularization or max(ROW_REGULARIZATION,
+                                       mechanism.prediction_regularization(fitted)),
+            prior_mean)
         ratio = regularization / len(targets)
         NoiseDominatesWarning.warn_if(ratio)
         self._set(**fitted, budget_=budget, n_features_in_=features.shape[1],

@@ -111,6 +111,10 @@ class TangentLabelRelease(Mechanism):
         the variance of a coordinate spread uniformly over [-D, D]."""
         return 3 * int(self.space.dim) * (self.sigma / self.clip_norm) ** 2
 
+    def prediction_regularization(self, fitted):
+        """gamma of the predictions: ``regularization`` (public)."""
+        return self.regularization
+
     @property
     def base_sensitivity(self):
         """2D / n, the private base point's (a clipped tangent mean)."""
