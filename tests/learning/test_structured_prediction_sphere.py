@@ -71,15 +71,36 @@ def test_a_huge_epsilon_gives_kernel_regression_with_a_circular_mean(epsilon):
     X_new = np.linspace(0.02, 0.98, 25)[:, None]
     estimator = PrivateStructuredPrediction(CIRCLE, epsilon=epsilon, delta=DELTA,
                                             random_state=0)
-    predicted = _angles(estimator.fit(to_backend(X), to_backend(_circle(angles)))
-                        .predict(to_backend(X_new)))
+    points = to_numpy(estimator.fit(to_backend(X), to_backend(_circle(angles)))
+                      .predict(to_backend(X_new)))
+    np.testing.assert_allclose(np.linalg.norm(points, axis=1), 1.0, rtol=1e-12)
+    predicted = _angles(points)
     bandwidth = float(np.median(pdist(X)))  # the public default: median distance
     expected = _kernel_regression(X, angles, X_new, bandwidth, 1e-3)
     assert np.max(_gap(predicted, expected)) < 0.02
     truth = 2 * np.pi * X_new[:, 0]
     assert np.mean(_gap(predicted, truth)) == pytest.approx(
         np.mean(_gap(expected, truth)), abs=5e-3)
-    assert np.allclose(np.linalg.norm(to_numpy(_circle(predicted)), axis=1), 1.0)
+
+
+def test_predictions_are_the_documented_post_processing_of_the_release():
+    """mu~ + K_x^T (K + gamma I)^(-1) (y~ - mu~), projected, with gamma = (d + 1) sigma^2 /
+    (1 - |mu~|^2): recomputed here from the released labels_ and mean_ alone."""
+    X, angles = _around_the_circle(80, 3, spread=0.6)
+    X_new = np.linspace(0, 1, 7)[:, None]
+    model = PrivateStructuredPrediction(CIRCLE, epsilon=2.0, bandwidth=0.2,
+                                        random_state=0).fit(X, _circle(angles))
+    labels, mean = to_numpy(model.labels_), to_numpy(model.mean_)
+    sigma = 2 * model.events_[1].noise_multiplier
+    gamma = 2 * sigma**2 / np.clip(1 - mean @ mean, 1e-3, 1)
+    assert model.regularization_ == pytest.approx(2 * sigma**2)
+    kernel = np.exp(-((X - X.T) ** 2) / (2 * 0.2**2))
+    cross = np.exp(-((X_new - X.T) ** 2) / (2 * 0.2**2))
+    fitted = mean + cross @ np.linalg.solve(kernel + gamma * np.eye(len(X)), labels - mean)
+    expected = fitted / np.linalg.norm(fitted, axis=1, keepdims=True)
+    np.testing.assert_allclose(to_numpy(model.predict(X_new)), expected, rtol=1e-8,
+                               atol=1e-10)
+    np.testing.assert_allclose(to_numpy(model.base_point_), mean / np.linalg.norm(mean))
 
 
 def _constant_private_mean(targets, epsilon, rng):
