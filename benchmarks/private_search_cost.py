@@ -19,7 +19,6 @@ Results: ``results/private_search_cost.csv``.
 import time
 import warnings
 
-import numpy as np
 from geomstats.geometry.hypersphere import Hypersphere
 from threadpoolctl import threadpool_limits
 

@@ -47,7 +47,6 @@ import warnings
 import numpy as np
 from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
-
 from sklearn.datasets import load_digits, load_sample_images
 
 from benchmarks.baselines import EPSILONS, N_SEEDS

@@ -69,7 +69,7 @@ class PrivateStructuredPrediction(PrivateEstimator):
         F_x(w) = sum_i a_i(x) d(w, y_i)^2 / 2,   a(x) = alpha(x) / sum_i alpha_i(x),
         alpha(x) = (K + gamma I)^(-1) K_x,   K_ij = exp(-|x_i - x_j|^2 / (2 h^2))
 
-    (Rudi et al. 2018). Two releases, both label-level (the unit is one target y_i, the
+    (Rudi et al. 2018). Every release is label-level (the unit is one target y_i, the
     features X and X_new are public; adjacency replace-one: y_j replaced by any point of
     the space, X fixed). Feature changes are not covered: replacing one x_j changes every
     alpha_i(x) through (K + gamma I)^(-1).
@@ -77,15 +77,11 @@ class PrivateStructuredPrediction(PrivateEstimator):
     - ``method="auto"`` (default): "extrinsic" on geomstats' unit sphere (extrinsic
       coordinates), "labels" on every other space (public: the space's class).
     - ``method="extrinsic"`` (``learning.mechanisms.extrinsic_labels``): ``fit`` releases
-      a private mean mu~ of the targets (sensitivity 2 / n) and the targets y~_i =
-      y_i + N(0, sigma^2 I) in R^(d+1) (sensitivity 2: no clip bound, ``clip_norm`` is
-      unused), composed exactly; the mean's share of the budget grows with the labels'
-      noise ratio (a public rule, from 0.1 to 0.9). ``predict`` is post-processing: the
-      Gaussian-process regression mu~ + sum_i beta_i(x) (y~_i - mu~), gamma = (d + 1)
-      sigma^2 / s by default (s = 1 - |mu~|^2: the prior variance of a coordinate is the
-      targets' spread read from the released mean), projected onto the sphere: an
-      extrinsic average, with no chart to wrap, shrunk toward the constant private mean
-      as the noise grows.
+      a private mean mu~ of the targets (sensitivity 2 / n) and the targets y~_i + noise
+      in R^(d+1) (sensitivity 2; ``clip_norm`` unused), composed exactly, the mean's share
+      a public rule. ``predict`` (post-processing): mu~ + sum_i beta_i(x) (y~_i - mu~),
+      gamma = (d + 1) sigma^2 / (1 - |mu~|^2), projected onto the sphere: an extrinsic
+      average (no chart to wrap), shrunk toward the private mean as the noise grows.
     - ``method="labels"`` (``learning.mechanisms.tangent_labels``): ``fit``
       releases the targets' log-coordinates v_i = Log_b(y_i) at the public point b,
       clipped to D = ``clip_norm``, plus tangent Gaussian noise of standard deviation
@@ -164,8 +160,7 @@ class PrivateStructuredPrediction(PrivateEstimator):
         p, the number of features.
     method_ : str
     bandwidth_, regularization_ : float
-        The kernel's h and gamma used ("extrinsic" by default: the public gamma_0 =
-        (d + 1) sigma^2, the predictions using gamma_0 / s).
+        The kernel's h and gamma ("extrinsic" by default: the public (d + 1) sigma^2).
     budget_ : PrivacyBudget
         "labels", "extrinsic": the budget ``fit`` charged (per row ``fit`` charges nothing and sets
         neither this nor ``events_``).
@@ -283,7 +278,7 @@ class PrivateStructuredPrediction(PrivateEstimator):
         return self
 
     def _method(self):
-        """The method: ``method``, or for "auto" the public rule on the space's class."""
+        """``method``; "auto": "extrinsic" on the unit sphere, else "labels" (public)."""
         if self.method != "auto":
             return self.method
         return "extrinsic" if is_unit_sphere(self.space) else "labels"

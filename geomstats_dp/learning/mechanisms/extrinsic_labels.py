@@ -36,7 +36,11 @@ from geomstats_dp.learning._data import check_values
 from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.optim import canonical_point
 from geomstats_dp.optim.clipping import clipped_sum_sensitivity
-from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian, share_noise_multipliers
+from geomstats_dp.privacy import (
+    GaussianEvent,
+    calibrate_gaussian,
+    share_noise_multipliers,
+)
 from geomstats_dp.privacy.stages import noisy_stage
 
 ATOL = 1e-6  # tolerance of the check that targets lie on the sphere
