@@ -9,7 +9,7 @@ from geomstats.geometry.euclidean import Euclidean
 from geomstats.geometry.hypersphere import Hypersphere
 from sklearn.linear_model import LinearRegression
 
-from geomstats_dp._backend import to_numpy
+from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning import (
     PrivateERM,
     PrivateFrechetMean,
@@ -70,7 +70,7 @@ def test_another_estimator_raises_naming_its_class():
 def test_default_loss_bounds_hold_for_the_farthest_records():
     """Each bound is attained on the sphere: a record at the antipode of the release."""
     sphere = Hypersphere(2)
-    north, south = np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -1.0])
+    north, south = to_backend(np.array([0.0, 0.0, 1.0])), to_backend(np.array([[0.0, 0.0, -1.0]]))
     cases = [
         (PrivateFrechetMean(sphere, clip_norm=1.0), math.pi**2 / 2),
         (PrivateERM(sphere, SquaredDistanceLoss(sphere), clip_norm=1.0), math.pi**2 / 2),
@@ -81,7 +81,7 @@ def test_default_loss_bounds_hold_for_the_farthest_records():
     for estimator, bound in cases:
         assert default_loss_bound(estimator) == pytest.approx(bound, rel=1e-12)
     for loss in (SquaredDistanceLoss(sphere), HuberDistanceLoss(sphere, 0.5)):
-        farthest = float(to_numpy(loss.values(north, south[None]))[0])
+        farthest = float(to_numpy(loss.values(north, south))[0])
         assert farthest == pytest.approx(default_loss_bound(
             PrivateERM(sphere, loss, clip_norm=1.0)), rel=1e-9)
     assert default_loss_bound(PrivateMDM(sphere)) == 1.0  # a 0-1 loss
