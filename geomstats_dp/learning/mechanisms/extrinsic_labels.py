@@ -70,7 +70,8 @@ def mean_share(n_samples, dim, epsilon, delta):
     """The mean's share of mu^2: r within ``MEAN_SHARES``, r the labels' noise ratio
     (``labels_noise_ratio``): 0.1 while the targets carry information, up to 0.9 from
     r = 0.9 on, where their noise swamps them and the constant mean is the better answer
-    (measured on the baseline benchmark, docs/benchmarks/baselines.md)."""
+    (chosen against r / (1 + r) on synthetic data, checked on the baseline benchmark,
+    docs/benchmarks/baselines.md)."""
     ratio = labels_noise_ratio(n_samples, dim, epsilon, delta)
     return float(np.clip(ratio, *MEAN_SHARES))
 
