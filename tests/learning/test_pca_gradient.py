@@ -88,9 +88,6 @@ def _top_component(X, y=None):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @parametrize_private_checks([mechanism_case(
     _spec(n_iter=60), _rows(), reference=_top_component, distance=subspace_distance,
-    tolerance=5e-2, skipped={"check_audit": "audited through PrivatePCA (test_audit.py)"},
-    expected_failures={"check_public_observables": (
-        "noise_ratio_ and its NoiseDominatesWarning are post-processing of the private "
-        "trace, which the harness's RELEASED does not list")})])
+    tolerance=5e-2, skipped={"check_audit": "audited through PrivatePCA (test_audit.py)"})])
 def test_every_check_on_the_mechanism_alone(estimator, check):
     check(estimator)
