@@ -43,9 +43,8 @@ from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Prelimina
 __all__ = ["MatrixCompletionLoss", "PrivateMatrixCompletion", "rmse"]
 
 MC_FITTED = GRADIENT_FITTED + ("components_", "item_factors_", "item_offsets_",
-                               "n_features_in_")
+                               "regularization_", "n_features_in_")
 GRADIENT_REGULARIZATION = 1e-3
-ALS_REGULARIZATION = 1.0
 
 
 class RatingRange(_Constraint):
@@ -128,9 +127,11 @@ class PrivateMatrixCompletion(PrivateEstimator):
         map). None: ratings are not clipped, and the only bound on a user's contribution
         is ``clip_norm`` (required with "als").
     regularization : float or None
-        lambda > 0 of each user's ridge fit (in training and in ``predict``); default
-        1.0 with "als" (one rating's worth: the ALS item features have the scale of the
-        ratings), 1e-3 with the gradient methods (module docstring).
+        lambda > 0 of each user's ridge fit (in training and in ``predict``). Default
+        with "als": min(1, z / 0.2) for the release's noise multiplier z (one rating's
+        worth where the noise is not negligible, the ALS item features having the scale
+        of the ratings; vanishing with the noise, ``alternating_least_squares.
+        default_regularization``); 1e-3 with the gradient methods.
     offset : float or None
         Public value subtracted from every rating before fitting and added back by
         ``predict``; default the middle of ``rating_range``, else 0.
@@ -172,6 +173,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         sqrt(n_items) ``estimate_``; gradient methods: ``estimate_``).
     item_offsets_ : numpy.ndarray, shape=[n_items]
         The released item offsets ("als"; zero for the gradient methods).
+    regularization_ : float
+        lambda of the users' ridge fits, in training and in ``predict``.
     n_features_in_ : int
         n_items.
     estimate_ : numpy.ndarray, shape=[n_items, rank]
@@ -265,6 +268,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
         fitted.setdefault("components_", basis.T.copy())
         fitted.setdefault("item_factors_", basis)
         fitted.setdefault("item_offsets_", np.zeros(len(basis)))
+        fitted.setdefault("regularization_", self._regularization())
         fitted["n_features_in_"] = len(basis)
         return fitted
 
@@ -299,7 +303,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
             n_samples=n_users, rank=self.rank, epsilon=self.epsilon, delta=self.delta,
             clip_norm=self._als_clip_norm(),
             n_iter=self.n_iter or default_n_iter(self.epsilon, self.delta),
-            regularization=self._regularization(), half_width=self._half_width(),
+            regularization=self.regularization, half_width=self._half_width(),
             rating_range=self.rating_range, offset=self._offset(),
             label=type(self).__name__)
 
@@ -328,9 +332,10 @@ class PrivateMatrixCompletion(PrivateEstimator):
         return 0.0
 
     def _regularization(self):
+        """lambda of the gradient methods (the ALS release resolves its own default)."""
         if self.regularization is not None:
             return float(self.regularization)
-        return ALS_REGULARIZATION if self.method == "als" else GRADIENT_REGULARIZATION
+        return GRADIENT_REGULARIZATION
 
     def _als_clip_norm(self):
         """C of the ALS release: ``clip_norm``, else the default of ``rating_range``."""
@@ -368,7 +373,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
         factors : numpy.ndarray, shape=[n_users, rank]
         """
         return fit_users(self.item_offsets_, self.item_factors_, self._user_ratings(X),
-                         self._regularization())[1]
+                         self.regularization_)[1]
 
     def predict(self, X):
         """Complete each user's row from the released item side and their own ratings.
@@ -385,7 +390,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
             (c_u, v_u) the user's own ridge fit (``learning._local_completion``).
         """
         return complete_rows(self.item_offsets_, self.item_factors_, self._user_ratings(X),
-                             self._regularization()) + self._offset()
+                             self.regularization_) + self._offset()
 
 
 def rmse(predicted, ratings):

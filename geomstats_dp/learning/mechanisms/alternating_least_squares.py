@@ -65,6 +65,8 @@ from geomstats_dp.privacy.stages import noisy_stage
 
 NEGLIGIBLE_NOISE = 0.2  # noise multiplier below which more alternations pay
 LONG_N_ITER = 3
+RIDGE = 1.0  # the users' ridge where the noise is not negligible: one rating's worth
+RIDGE_FLOOR = 1e-8  # keeps a user's normal equations solvable without noise
 THRESHOLD_FACTOR = 1.0  # eigenvalue threshold sigma sqrt(2 (r + 1)): the noise's norm
 SHRINKAGE_FACTOR = 1.0
 SHRINKAGE_FLOOR = 1e-24
@@ -80,6 +82,17 @@ def default_n_iter(epsilon, delta):
     """
     noise = calibrate_gaussian(epsilon, delta, LONG_N_ITER + 1)
     return LONG_N_ITER if noise < NEGLIGIBLE_NOISE else 1
+
+
+def default_regularization(noise_multiplier):
+    """lambda of the users' ridge fits: RIDGE * min(1, z / NEGLIGIBLE_NOISE).
+
+    The ridge stands in for the error of the noisy item factors a user fits against,
+    which is proportional to the noise multiplier z of the release; where the noise is
+    negligible it vanishes (down to ``RIDGE_FLOOR``), so that a huge epsilon gives
+    alternating least squares itself. A public function of z (epsilon, delta, T).
+    """
+    return max(RIDGE * min(1.0, noise_multiplier / NEGLIGIBLE_NOISE), RIDGE_FLOOR)
 
 
 def gaussian_noise(rng, std, shape):
@@ -246,8 +259,9 @@ class AlternatingLeastSquaresRelease(Mechanism):
         C, the bound on the norm of one user's statistics.
     n_iter : int
         T, the number of alternations (``default_n_iter``).
-    regularization : float
-        lambda > 0 of the users' ridge fits.
+    regularization : float or None
+        lambda > 0 of the users' ridge fits; None: ``default_regularization`` of the
+        noise multiplier.
     half_width : float
         h, the public half-width of the centred ratings (kappa = h / 2).
     rating_range : tuple of two floats or None
@@ -266,7 +280,7 @@ class AlternatingLeastSquaresRelease(Mechanism):
     delta: float
     clip_norm: float
     n_iter: int
-    regularization: float
+    regularization: float | None
     half_width: float
     rating_range: tuple | None = None
     offset: float = 0.0
@@ -276,6 +290,13 @@ class AlternatingLeastSquaresRelease(Mechanism):
     def noise_multiplier(self):
         """z, shared by the T + 1 Gaussian releases (exact Gaussian-DP composition)."""
         return calibrate_gaussian(self.epsilon, self.delta, self.n_iter + 1)
+
+    @property
+    def ridge(self):
+        """lambda of the users' fits: ``regularization``, else ``default_regularization``."""
+        if self.regularization is not None:
+            return self.regularization
+        return default_regularization(self.noise_multiplier)
 
     @property
     def sensitivity(self):
@@ -318,7 +339,7 @@ class AlternatingLeastSquaresRelease(Mechanism):
         item_offsets = np.zeros(len(item_factors))
         for _ in range(self.n_iter):
             statistics = clipped_user_statistics(item_offsets, item_factors, ratings,
-                                                 self.regularization, self.clip_norm,
+                                                 self.ridge, self.clip_norm,
                                                  constant)
             grams, moments = noisy_item_statistics(
                 *statistics, noise_std, rng, label=self._label("item statistics"),
@@ -340,4 +361,5 @@ class AlternatingLeastSquaresRelease(Mechanism):
                                    "item statistics": self.noise_multiplier},
             "n_iter_": self.n_iter,
             "clip_norm_": self.clip_norm,
+            "regularization_": self.ridge,
         }
