@@ -157,7 +157,7 @@ class NoiseSpy:
 
 
 def test_als_defaults_recover_a_planted_item_subspace_on_every_draw():
-    """10 of 10 draws at epsilon = 1e6 with the defaults (clip_norm as in the issue).
+    """10 of 10 draws at epsilon = 1e6 with the defaults (entries of scale 0.77).
 
     With user and item offsets, a rank-r model identifies the item subspace up to the
     all-ones item vector (c 1^T + U V^T = (c + U beta) 1^T + U (V - 1 beta^T)^T): the
@@ -169,7 +169,8 @@ def test_als_defaults_recover_a_planted_item_subspace_on_every_draw():
         ratings, basis, _ = _planted_issue_setting(seed)
         est = PrivateMatrixCompletion(rank=2, epsilon=1e6, clip_norm=50,
                                       random_state=seed).fit(ratings)
-        assert est.method_ == "als"
+        # the private choice keeps the rank-2 model on rank-2 data
+        assert est.method_ == "select" and est.rank_ == 2
         np.testing.assert_allclose(est.components_ @ est.components_.T, np.eye(2),
                                    atol=1e-10)
         angles = subspace_angles(np.c_[ones, est.components_.T], np.c_[ones, basis])
@@ -252,7 +253,7 @@ def test_als_noise_drawn_is_the_calibrated_noise(monkeypatch):
     spy = NoiseSpy(monkeypatch)
     ratings, _, _ = _planted(seed=1)
     clip, n_iter, epsilon, delta = 3.0, 4, 1.0, 1e-5
-    est = PrivateMatrixCompletion(RANK, epsilon=epsilon, delta=delta, clip_norm=clip,
+    est = PrivateMatrixCompletion(RANK, epsilon=epsilon, delta=delta, clip_norm=clip, method="als",
                                   n_iter=n_iter, random_state=0).fit(ratings)
     z = calibrate_gaussian(epsilon, delta, n_iter + 1)
     start, statistics = est.events_
@@ -291,7 +292,7 @@ def test_als_user_level_neighbours_share_every_public_output(monkeypatch):
     for data in (ratings, neighbour):
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
-            fits.append(PrivateMatrixCompletion(RANK, epsilon=1.0, clip_norm=2.0,
+            fits.append(PrivateMatrixCompletion(RANK, epsilon=1.0, clip_norm=2.0, method="als",
                                                 random_state=3).fit(data))
         caught.append([str(w.message) for w in record])
     assert caught[0] == caught[1] == []
@@ -311,13 +312,13 @@ def test_als_non_finite_users_contribute_nothing_and_empty_input_releases_noise(
     infinite, empty_row = ratings.copy(), ratings.copy()
     infinite[3, 2] = np.inf
     empty_row[3] = np.nan
-    fits = [PrivateMatrixCompletion(RANK, clip_norm=2.0, random_state=5).fit(data)
+    fits = [PrivateMatrixCompletion(RANK, clip_norm=2.0, method="als", random_state=5).fit(data)
             for data in (infinite, empty_row)]
     np.testing.assert_array_equal(fits[0].item_factors_, fits[1].item_factors_)
     np.testing.assert_array_equal(fits[0].item_offsets_, fits[1].item_offsets_)
     # no rating at all: a valid dataset, the release is the noise alone
     budget = PrivacyBudget(1.0, 1e-5)
-    est = PrivateMatrixCompletion(RANK, clip_norm=2.0, n_iter=1, budget=budget,
+    est = PrivateMatrixCompletion(RANK, clip_norm=2.0, method="als", n_iter=1, budget=budget,
                                   random_state=6)
     est.fit(np.full((50, N_ITEMS), np.nan))
     assert budget.spent_epsilon == pytest.approx(1.0, rel=1e-6)
@@ -342,7 +343,7 @@ def test_als_non_finite_users_contribute_nothing_and_empty_input_releases_noise(
 def test_als_bounds_come_from_the_public_rating_range():
     ratings, _, _ = _planted(seed=5)
     scaled = 3 + np.clip(ratings, -2, 2)
-    est = PrivateMatrixCompletion(RANK, rating_range=(1, 5), n_iter=1, random_state=0)
+    est = PrivateMatrixCompletion(RANK, rating_range=(1, 5), n_iter=1, method="als", random_state=0)
     est.fit(scaled)
     # half-width 2 around the middle 3: sqrt(1 + 1) sqrt(1 + 2)
     assert est.clip_norm_ == pytest.approx(np.sqrt(6))
@@ -350,7 +351,7 @@ def test_als_bounds_come_from_the_public_rating_range():
     # ratings are clipped to the range (a per-user map) before anything is read
     above = scaled.copy()
     above[scaled == 5] = 7.0
-    again = PrivateMatrixCompletion(RANK, rating_range=(1, 5), n_iter=1,
+    again = PrivateMatrixCompletion(RANK, rating_range=(1, 5), n_iter=1, method="als",
                                     random_state=0).fit(above)
     np.testing.assert_array_equal(est.item_factors_, again.item_factors_)
     budget = PrivacyBudget(1.0, 1e-5)

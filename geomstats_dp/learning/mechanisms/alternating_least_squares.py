@@ -270,6 +270,10 @@ class AlternatingLeastSquaresRelease(Mechanism):
         The public value subtracted from every rating.
     label : str
         The estimator's name, the start of the events' labels.
+    shared_releases : int
+        Gaussian releases of a composite mechanism (``rank_choice``) that share the noise
+        multiplier: (epsilon, delta) then covers the T + 1 + ``shared_releases`` of them
+        (their events are the composite's).
     """
 
     adjacency: ClassVar[str] = "user_level"
@@ -285,11 +289,14 @@ class AlternatingLeastSquaresRelease(Mechanism):
     rating_range: tuple | None = None
     offset: float = 0.0
     label: str = "PrivateMatrixCompletion"
+    shared_releases: int = 0
 
     @functools.cached_property
     def noise_multiplier(self):
-        """z, shared by the T + 1 Gaussian releases (exact Gaussian-DP composition)."""
-        return calibrate_gaussian(self.epsilon, self.delta, self.n_iter + 1)
+        """z, shared by the T + 1 Gaussian releases and ``shared_releases`` others of a
+        composite release (exact Gaussian-DP composition)."""
+        return calibrate_gaussian(self.epsilon, self.delta,
+                                  self.n_iter + 1 + self.shared_releases)
 
     @property
     def ridge(self):
@@ -327,7 +334,11 @@ class AlternatingLeastSquaresRelease(Mechanism):
         if len(data) != self.n_samples:
             raise ValueError(f"X must hold the spec's n_samples={self.n_samples} users, "
                              f"got {len(data)}")
-        ratings = centred_ratings(data, self.rating_range, self.offset)
+        return self.release_centred(
+            centred_ratings(data, self.rating_range, self.offset), rng)
+
+    def release_centred(self, ratings, rng):
+        """The release on ratings already clipped and centred (``centred_ratings``)."""
         noise_std = self.noise_multiplier * self.sensitivity
         threshold = THRESHOLD_FACTOR * noise_std * math.sqrt(2 * (self.rank + 1))
         shrinkage = SHRINKAGE_FACTOR * noise_std
