@@ -33,8 +33,11 @@ chosen item side users complete their rows with. The price against DP-ALS alone:
 epsilon and one more Gaussian release at the same noise multiplier
 (docs/matrix_completion.md).
 
-Privacy. Adjacency: USER-LEVEL replace-one. The item means' pair (s_u, n_u) has L2 norm
-at most sqrt(2) h, so (S, N) has sensitivity 2 sqrt(2) h; with the T + 1 releases of
+Privacy. Adjacency: USER-LEVEL replace-one. The item means' pair x_u = (s_u, n_u) has
+L2 norm at most sqrt(2) h, and two users' pairs have a non-negative inner product (the
+counts' part, h^2 sum over common items of 1 / sqrt(k_u k_u'), bounds the sums' part in
+absolute value), so |x_u - x_u'|^2 <= |x_u|^2 + |x_u'|^2 and (S, N) has sensitivity 2h
+(attained: the same items rated h and -h); with the T + 1 releases of
 DP-ALS these are T + 2 Gaussian releases of one noise multiplier z, calibrated to
 (epsilon - selection_epsilon, delta) by exact Gaussian-DP composition
 (``privacy.calibrate_gaussian``). Each utility moves by at most B when one user's row is
@@ -144,8 +147,8 @@ class RankChoiceRelease(Mechanism):
 
     @property
     def means_sensitivity(self):
-        """2 sqrt(2) h: the item means' (S, N), every item together."""
-        return 2 * math.sqrt(2) * self.als.half_width
+        """2h: the item means' (S, N), every item together (module docstring)."""
+        return 2 * self.als.half_width
 
     @property
     def error_clip(self):
