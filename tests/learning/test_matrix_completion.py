@@ -8,10 +8,10 @@ from scipy.linalg import subspace_angles
 from scipy.stats import norm
 from sklearn.base import clone
 
+from geomstats_dp._backend import to_backend
 from geomstats_dp.learning import PrivateMatrixCompletion
 from geomstats_dp.learning.matrix_completion import rmse
 from geomstats_dp.learning.mechanisms import alternating_least_squares as als
-from geomstats_dp._backend import to_backend
 from geomstats_dp.privacy import PrivacyBudget, calibrate_gaussian
 from tests.conftest import shifted
 from tests.optim.spies import TangentGaussianSpy

@@ -47,7 +47,6 @@ composition (``PrivacyBudget``).
 """
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import ClassVar
 
