@@ -40,8 +40,7 @@ from geomstats_dp.learning import PrivateMatrixCompletion
 from geomstats_dp.learning._local_completion import complete_rows
 from geomstats_dp.learning.matrix_completion import rmse
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
-    clipped_user_statistics,
-    noisy_item_statistics,
+    item_statistics,
     noisy_spectral_start,
     scaled_basis,
 )
@@ -117,9 +116,8 @@ def non_private_als(train, rating_range):
     factors = noisy_spectral_start(ratings, NON_PRIVATE_RANK, np.inf, 0.0, rng, **unobserved)
     offsets = np.zeros(train.shape[1])
     for _ in range(NON_PRIVATE_ITER):
-        statistics = clipped_user_statistics(offsets, factors, ratings, NON_PRIVATE_RIDGE,
-                                             np.inf, 1.0)
-        grams, moments = noisy_item_statistics(*statistics, 0.0, rng, **unobserved)
+        grams, moments = item_statistics(offsets, factors, ratings, NON_PRIVATE_RIDGE,
+                                         np.inf, 1.0)
         ridge = NON_PRIVATE_RIDGE * np.eye(grams.shape[-1])
         coefficients = np.linalg.solve(grams + ridge, moments[..., None])[..., 0]
         offsets, factors = coefficients[:, 0], scaled_basis(coefficients[:, 1:])

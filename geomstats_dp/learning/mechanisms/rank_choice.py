@@ -47,6 +47,7 @@ composition (``PrivacyBudget``).
 """
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -56,6 +57,7 @@ from geomstats_dp.learning._local_completion import centred_ratings, complete_ro
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
     gaussian_noise,
+    user_blocks,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.privacy import GaussianEvent, PureEvent
@@ -69,8 +71,16 @@ ERROR_CLIP = 1.0  # B = ERROR_CLIP h^2: one user's error, an error of h per rati
 RELIABLE_COUNT = 3.0  # noise standard deviations a noisy count must exceed
 
 
-def noisy_item_means(ratings, half_width, noise_std, rng, **stage):
-    """Item means of centred ratings with Gaussian noise on (S, N) (module docstring).
+def usable_ratings(ratings, rating_range, offset):
+    """``centred_ratings``, with every rating of a user who has an infinite one missing
+    (such a user contributes nothing)."""
+    centred = centred_ratings(ratings, rating_range, offset)
+    centred[np.isinf(centred).any(axis=1)] = np.nan
+    return centred
+
+
+def mean_statistics(ratings, half_width):
+    """(S, N) of a block of users: the sums of s_u and n_u (module docstring).
 
     Parameters
     ----------
@@ -78,8 +88,31 @@ def noisy_item_means(ratings, half_width, noise_std, rng, **stage):
         Centred ratings, NaN where missing (non-finite ones count as missing).
     half_width : float
         h.
+
+    Returns
+    -------
+    statistic : numpy.ndarray, shape=[2 n_items]
+    """
+    observed = np.isfinite(ratings)
+    scale = 1.0 / np.sqrt(np.maximum(observed.sum(axis=1), 1))[:, None]
+    clipped = np.clip(np.where(observed, ratings, 0.0), -half_width, half_width)
+    return np.concatenate([(clipped * scale).sum(axis=0),
+                           (half_width * observed * scale).sum(axis=0)])
+
+
+def noisy_item_means(ratings, half_width, noise_std, rng, transform=None, **stage):
+    """Item means with Gaussian noise on (S, N) (module docstring).
+
+    Parameters
+    ----------
+    ratings : numpy.ndarray, shape=[n_users, n_items]
+        Centred ratings (or ratings ``transform`` centres), NaN where missing.
+    half_width : float
+        h.
     noise_std : float
     rng : numpy.random.Generator
+    transform : callable, optional
+        A per-user map applied to each block of rows (``user_blocks``).
     **stage
         ``label`` and ``sensitivity`` of the user-level stage.
 
@@ -87,11 +120,9 @@ def noisy_item_means(ratings, half_width, noise_std, rng, **stage):
     -------
     means : numpy.ndarray, shape=[n_items]
     """
-    observed = np.isfinite(ratings)
-    scale = 1.0 / np.sqrt(np.maximum(observed.sum(axis=1), 1))[:, None]
-    clipped = np.clip(np.where(observed, ratings, 0.0), -half_width, half_width)
-    statistic = np.concatenate([(clipped * scale).sum(axis=0),
-                                (half_width * observed * scale).sum(axis=0)])
+    statistic = np.zeros(2 * ratings.shape[1])
+    for _, block in user_blocks(ratings, transform):
+        statistic += mean_statistics(block, half_width)
     released = noisy_stage(statistic, gaussian_noise(rng, noise_std, statistic.shape),
                            law="gaussian", scale=noise_std, dim=len(statistic),
                            adjacency="user_level", **stage)
@@ -121,6 +152,36 @@ def held_out_errors(predicted, ratings, half_width):
     squared = np.where(held, (np.clip(predicted, -half_width, half_width) - values)**2, 0.0)
     errors = squared.sum(axis=1) / np.maximum(held.sum(axis=1), 1)
     return np.minimum(errors, ERROR_CLIP * half_width**2)
+
+
+def held_out_utilities(ratings, transform, candidates, half_width, period):
+    """Minus the sum of the users' held-out errors (``held_out_errors``) of each candidate.
+
+    Parameters
+    ----------
+    ratings : numpy.ndarray, shape=[n_users, n_items]
+    transform : callable
+        The per-user map that centres a block of rows.
+    candidates : list of callable
+        ``candidate(kept)`` -> the predictions [n_rows, n_items] (or [n_items]) of the
+        users of a block from the ratings they kept.
+    half_width : float
+    period : int
+        User u holds out the items j with (u + j) % period == 0.
+
+    Returns
+    -------
+    utility : numpy.ndarray, shape=[len(candidates)]
+    """
+    utility = np.zeros(len(candidates))
+    for rows, block in user_blocks(ratings, transform):
+        users = np.arange(rows.start, rows.stop)[:, None]
+        held = (users + np.arange(block.shape[1])) % period == 0
+        kept = np.where(held, np.nan, block)
+        block[~held] = np.nan
+        utility -= [held_out_errors(candidate(kept), block, half_width).sum()
+                    for candidate in candidates]
+    return utility
 
 
 @dataclass(frozen=True)
@@ -172,22 +233,19 @@ class RankChoiceRelease(Mechanism):
         if len(data) != self.als.n_samples:
             raise ValueError(f"X must hold the spec's n_samples={self.als.n_samples} "
                              f"users, got {len(data)}")
-        ratings = centred_ratings(data, self.als.rating_range, self.als.offset)
-        ratings[np.isinf(ratings).any(axis=1)] = np.nan  # such a user contributes nothing
+        transform = functools.partial(usable_ratings, rating_range=self.als.rating_range,
+                                      offset=self.als.offset)
         half_width = self.als.half_width
         means = noisy_item_means(
-            ratings, half_width, self.als.noise_multiplier * self.means_sensitivity, rng,
-            label=self._label("item means"), sensitivity=self.means_sensitivity)
-        fitted = self.als.release_centred(ratings, rng)
-        n_users, n_items = ratings.shape
-        held = (np.arange(n_users)[:, None] + np.arange(n_items)) % self.holdout_period == 0
-        kept = np.where(held, np.nan, ratings)
+            data, half_width, self.als.noise_multiplier * self.means_sensitivity, rng,
+            transform, label=self._label("item means"), sensitivity=self.means_sensitivity)
+        fitted = self.als.release_blocks(data, rng, transform)
         ridges = (fitted["regularization_"], *RIDGES)
-        ratings[~held] = np.nan
-        utility = -np.array([held_out_errors(means, ratings, half_width).sum()] + [
-            held_out_errors(complete_rows(fitted["item_offsets_"], fitted["item_factors_"],
-                                          kept, ridge), ratings, half_width).sum()
-            for ridge in ridges])
+        candidates = [lambda kept: means] + [functools.partial(
+            complete_rows, fitted["item_offsets_"], fitted["item_factors_"],
+            regularization=ridge) for ridge in ridges]
+        utility = held_out_utilities(data, transform, candidates, half_width,
+                                     self.holdout_period)
         index = discrete_stage(
             exponential_mechanism(utility, self.selection_epsilon, self.error_clip, rng),
             label=self._label("choice"), epsilon=self.selection_epsilon,
