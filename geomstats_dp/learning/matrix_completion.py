@@ -2,8 +2,9 @@
 descent on the Grassmannian of item subspaces.
 
 R is users x items (rows are users, the privacy unit), NaN for missing ratings. The
-default release, ``method="select"``, chooses privately between the item means and DP
-alternating least squares (``learning.mechanisms.rank_choice``); ``method="als"`` is DP
+default release, ``method="auto"``, chooses privately between the item means and DP
+alternating least squares (``learning.mechanisms.rank_choice``) where that choice can be
+informed, else runs DP alternating least squares alone; ``method="als"`` is DP
 alternating least squares in the billboard model
 (``learning.mechanisms.alternating_least_squares``). The gradient methods minimise the
 per-user loss of ``learning._completion_loss`` on the Grassmannian
@@ -41,13 +42,13 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     default_n_iter,
 )
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
-from geomstats_dp.learning.mechanisms.rank_choice import rank_choice
+from geomstats_dp.learning.mechanisms.rank_choice import informed_choice, rank_choice
 
 __all__ = ["MatrixCompletionLoss", "PrivateMatrixCompletion", "rmse"]
 
 MC_FITTED = GRADIENT_FITTED + ("components_", "item_factors_", "item_offsets_",
                                "regularization_", "rank_", "n_features_in_")
-ALS_METHODS = ("select", "als")
+ALS_METHODS = ("auto", "select", "als")
 GRADIENT_REGULARIZATION = 1e-3
 
 
@@ -91,7 +92,9 @@ class PrivateMatrixCompletion(PrivateEstimator):
     by any other row, including which items are rated); the numbers of users and items
     and the rank are public.
 
-    - ``method="select"`` (default): item means and DP-ALS of rank r both fitted on a
+    - ``method="auto"`` (default): "select" where ``rank_choice.informed_choice`` (a
+      tenth of epsilon times the number of users at least 100), else "als".
+    - ``method="select"``: item means and DP-ALS of rank r both fitted on a
       training part of every user's ratings, one chosen by the exponential mechanism on
       the users' errors on their held-out part (``mechanisms.rank_choice``: a tenth of
       epsilon for the choice, one more Gaussian release for the means); ``rank_`` says
@@ -122,7 +125,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         docs/matrix_completion.md).
     epsilon, delta : float
     clip_norm : float or None
-        C. With "als" and "select": the bound on the norm of one user's item statistics (module
+        C. With the ALS methods ("auto", "als", "select"): the bound on the norm of one
+        user's item statistics (module
         docstring of the mechanism); default from ``rating_range`` with half-width h
         (the largest distance of the range's ends from ``offset``): sqrt(3/8) h^2, the
         norm for a user whose factor and residuals are h / 2 (2.45 for ratings 1 to 5);
@@ -130,14 +134,14 @@ class PrivateMatrixCompletion(PrivateEstimator):
         (the scale of the offsets' coordinate h / 2). With the gradient methods: the bound on the per-user gradient norms
         2 |r_u| |v_u| (None: inferred from the data with a PrivacyLeakWarning, not
         private). Larger contributions are scaled down (biased, still private).
-    method : {"select", "als", "rsgd", "rgd", "rsvrg"}
+    method : {"auto", "select", "als", "rsgd", "rgd", "rsvrg"}
     rating_range : tuple of two floats or None
         Public (low, high): ratings are clipped to it before anything else (a per-user
         map). None: ratings are not clipped, and the only bound on a user's contribution
-        is ``clip_norm`` (required with "als" and "select").
+        is ``clip_norm`` (required with the ALS methods).
     regularization : float or None
         lambda > 0 of each user's ridge fit (in training and in ``predict``). Default
-        with "als" and "select": min(1, z / 0.2) for the release's noise multiplier z (one rating's
+        with the ALS methods: min(1, z / 0.2) for the release's noise multiplier z (one rating's
         worth where the noise is not negligible, the ALS item features having the scale
         of the ratings; vanishing with the noise, ``alternating_least_squares.
         default_regularization``); 1e-3 with the gradient methods.
@@ -145,7 +149,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
         Public value subtracted from every rating before fitting and added back by
         ``predict``; default the middle of ``rating_range``, else 0.
     n_iter : int, optional
-        "als" and "select": the number of alternations T; default 1, or 3 where the noise of 4
+        ALS methods: the number of alternations T; default 1, or 3 where the noise of 4
         releases is negligible (``alternating_least_squares.default_n_iter``). Gradient
         methods: steps (rgd, rsgd) or epochs (rsvrg), as in ``PrivateERM``.
     step_size : float or callable, optional
@@ -196,6 +200,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
     budget_ : PrivacyBudget
         The budget charged.
     method_ : str
+        The method run ("auto" resolved).
     events_ : tuple
         The privacy events this fit charged to ``budget_``.
     noise_multiplier_ : float
@@ -223,7 +228,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
         "offset": [Interval(Real, -np.inf, np.inf, closed="neither"), None],
     }
 
-    def __init__(self, rank=3, epsilon=1.0, delta=1e-5, clip_norm=None, method="select",
+    def __init__(self, rank=3, epsilon=1.0, delta=1e-5, clip_norm=None, method="auto",
                  rating_range=None, regularization=None, offset=None, n_iter=None,
                  step_size=None, batch_size=None, inner_steps=None,
                  sampling="without_replacement", dataset_size=None, output=None,
@@ -269,13 +274,16 @@ class PrivateMatrixCompletion(PrivateEstimator):
         budget = self._start_fit(self.epsilon, self.delta)
         data = self._check_input(X)
         n_users, n_items = data.shape
-        if self.method == "select":
+        method = self.method
+        if method == "auto":
+            method = "select" if informed_choice(n_users, self.epsilon) else "als"
+        if method == "select":
             mechanism = rank_choice(self._als_mechanism(n_users))
-        elif self.method == "als":
+        elif method == "als":
             mechanism = self._als_mechanism(n_users)
         else:
             mechanism = self._gradient_mechanism(public_size(self, n_users), n_items)
-        return self._fit_release(budget, self.method, mechanism, data, None)
+        return self._fit_release(budget, method, mechanism, data, None)
 
     def _finish(self, fitted):
         """The item side users complete their rows with (zero offsets and the basis

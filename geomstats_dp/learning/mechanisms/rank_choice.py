@@ -69,6 +69,19 @@ HOLDOUT_PERIOD = 5
 RIDGES = (0.1, 1.0, 10.0)  # the users' ridges offered besides the release's own
 ERROR_CLIP = 1.0  # B = ERROR_CLIP h^2: one user's error, an error of h per rating
 RELIABLE_COUNT = 3.0  # noise standard deviations a noisy count must exceed
+INFORMED_CHOICE = 100.0  # selection epsilon x users from which the choice is informed
+
+
+def informed_choice(n_users, epsilon, selection_share=SELECTION_SHARE):
+    """Whether the choice can tell the candidates apart: epsilon_s n >= ``INFORMED_CHOICE``.
+
+    The exponential mechanism favours a candidate by odds e when the users' summed
+    held-out errors differ by 2B / epsilon_s, a mean difference per user of
+    2B / (epsilon_s n): at most 2% of the error clip B here. Below, the choice is close
+    to a draw at random, and DP-ALS alone (``method="auto"``'s other branch) spends the
+    whole budget on one candidate. A rule on public quantities (n, epsilon).
+    """
+    return selection_share * epsilon * n_users >= INFORMED_CHOICE
 
 
 def usable_ratings(ratings, rating_range, offset):
