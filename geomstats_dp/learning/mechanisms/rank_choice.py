@@ -21,7 +21,7 @@ errors on ratings they held out of their own fits:
    where a rank-r model overfits, sees none of the held-out ratings; the item side saw
    them among those of every other user), predictions and ratings clipped to [-h, h],
    each user's error
-   clipped to B = h^2 (a user without held-out rating scores 0); the utility of a
+   clipped to B = h^2 / 4 (a user without held-out rating scores 0); the utility of a
    candidate is minus the sum over users, and the exponential mechanism (McSherry &
    Talwar 2007) at ``selection_epsilon`` picks one.
 
@@ -66,8 +66,8 @@ from geomstats_dp.privacy.stages import discrete_stage, noisy_stage
 
 SELECTION_SHARE = 0.1  # of epsilon, spent on the choice
 HOLDOUT_PERIOD = 5
-RIDGES = (0.1, 1.0, 10.0)  # the users' ridges offered besides the release's own
-ERROR_CLIP = 1.0  # B = ERROR_CLIP h^2: one user's error, an error of h per rating
+RIDGES = (1.0, 10.0)  # the users' ridges offered besides the release's own
+ERROR_CLIP = 0.25  # B = ERROR_CLIP h^2: one user's error, an error of h / 2 per rating
 RELIABLE_COUNT = 3.0  # noise standard deviations a noisy count must exceed
 INFORMED_CHOICE = 100.0  # selection epsilon x users from which the choice is informed
 
@@ -225,7 +225,7 @@ class RankChoiceRelease(Mechanism):
 
     @property
     def error_clip(self):
-        """B = h^2, the sensitivity of each candidate's utility."""
+        """B = h^2 / 4, the sensitivity of each candidate's utility."""
         return ERROR_CLIP * self.als.half_width**2
 
     def _label(self, part):
