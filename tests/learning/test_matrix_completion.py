@@ -212,7 +212,7 @@ def test_als_converges_at_a_huge_epsilon_with_default_ridge_and_iterations():
     hidden entries are recovered in every draw, within a margin of what noise-free,
     unregularised ALS (above, independent of the package) reaches on the same draw; a
     fixed ridge of 1 (the former default) misses the hidden entries by 12-24%."""
-    ones = np.ones((30, 1))
+    ones, excess = np.ones((30, 1)), []
     for seed in range(6):
         rng = np.random.default_rng(shifted(100 + seed))
         basis = np.linalg.qr(rng.standard_normal((30, 2)))[0]
@@ -230,7 +230,11 @@ def test_als_converges_at_a_huge_epsilon_with_default_ridge_and_iterations():
         assert angle < exact_angle + 0.08, (seed, angle, exact_angle)
         predicted = est.predict(ratings)
         error = np.sqrt(np.mean((predicted - full)[hidden] ** 2) / np.mean(full**2))
-        assert error < exact_error + 0.1, (seed, error, exact_error)
+        assert error < exact_error + 0.15, (seed, error, exact_error)
+        excess.append(error - exact_error)
+    # mean excess 0.06-0.07 over seed shifts 0-3, at most 0.10 on one draw; about 0.15 with
+    # the fixed ridge of 1
+    assert np.mean(excess) < 0.1, excess
 
 
 def test_als_predict_completes_each_users_own_row():
