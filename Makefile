@@ -46,14 +46,16 @@ demo: $(DEMO_STAMP)
 	PYTHONWARNINGS=ignore::SyntaxWarning $(BIN)/geomstats-dp demo --output demo_output
 
 # The whole suite once per geomstats backend. Tests marked backend_independent run on
-# numpy only (conftest.py); slow statistical and audit tests run on every backend.
-# One BLAS/torch thread per pytest worker: two workers on two cores.
+# numpy only (conftest.py); slow statistical and audit tests run on every backend unless
+# they say otherwise (docs/dev/testing.md, "Suite cost").
+# One BLAS/torch thread per pytest worker: two workers on two cores. Each backend's run
+# prints its start time, the tests still running after a minute, and its 15 slowest tests.
 test: $(STAMP)
-	@set -e; for backend in $(BACKENDS); do \
-		echo "=== GEOMSTATS_BACKEND=$$backend ==="; \
+	@set -e; start=$$(date +%s); for backend in $(BACKENDS); do \
+		echo "=== GEOMSTATS_BACKEND=$$backend (at $$(( $$(date +%s) - start )) s) ==="; \
 		OMP_NUM_THREADS=1 GEOMSTATS_BACKEND=$$backend \
-			$(BIN)/python -m pytest -n 2 -q $(PYTEST_ARGS); \
-	done
+			$(BIN)/python -m pytest -n 2 -q --progress-after=60 --durations=15 $(PYTEST_ARGS); \
+	done; echo "=== $(BACKENDS): passed in $$(( $$(date +%s) - start )) s ==="
 
 # Single-threaded BLAS: timings on a shared 2-core machine are stable only that way
 # (docs/benchmarks/*.md state it).

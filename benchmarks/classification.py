@@ -16,14 +16,18 @@ Methods (5 seeds x stratified 5-fold cross-validation, epsilon 0.1, 1, 10, delta
   scikit-learn's ``LogisticRegression`` (defaults);
 * ``private_mdm``: ``PrivateMDM`` at its defaults (private labels, the public class
   list given);
-* ``private_tangent``: ``PrivateTangentSpaceClassifier`` at its defaults;
+* ``private_tangent``: ``PrivateTangentSpaceClassifier`` at its defaults (noisy
+  gradient descent);
+* ``private_tangent_op``: the same with ``method="objective_perturbation"``;
 * ``identity_tangent`` (baseline): clipped tangent vectors at the public identity with
   the same private linear model (``PrivateTangentSpaceClassifier(base_point=I)``);
 * ``embedding_means`` (baseline): private class means of the matrices in the Euclidean
   embedding (``PrivateMDM`` on the flattened matrices with the Euclidean metric, one
-  round: the clipped class means), the nearest in the Frobenius distance.
+  round from the public origin: the clipped class means), the nearest in the Frobenius
+  distance.
 
-Every setting is a public default of the estimators, none tuned on these data.
+Every setting is a public default of the estimators, derived on synthetic data
+(``benchmarks/classification_defaults.py``), none tuned on these data.
 Results: ``results/classification.csv`` (one row per method, epsilon, seed, fold),
 ``results/classification.png``.
 """
@@ -89,16 +93,21 @@ def _private(name, space, classes, epsilon, seed):
     if name == "private_tangent":
         return PrivateTangentSpaceClassifier(space, epsilon=epsilon, delta=DELTA,
                                              classes=classes, random_state=seed)
+    if name == "private_tangent_op":
+        return PrivateTangentSpaceClassifier(space, epsilon=epsilon, delta=DELTA,
+                                             classes=classes, random_state=seed,
+                                             method="objective_perturbation")
     if name == "identity_tangent":
         return PrivateTangentSpaceClassifier(space, epsilon=epsilon, delta=DELTA,
                                              classes=classes, random_state=seed,
                                              base_point=np.eye(space.n))
     flat = Euclidean(space.n * space.n)
     return PrivateMDM(flat, epsilon=epsilon, delta=DELTA, classes=classes, n_iter=1,
-                      random_state=seed)
+                      reference_fraction=0.0, random_state=seed)
 
 
-PRIVATE = ("private_mdm", "private_tangent", "identity_tangent", "embedding_means")
+PRIVATE = ("private_mdm", "private_tangent", "private_tangent_op", "identity_tangent",
+           "embedding_means")
 
 
 def _fold_rows(dataset, space, X, y, train, test, seed, fold):

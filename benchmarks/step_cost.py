@@ -9,12 +9,15 @@ operation per formula), on S^783 and SPD(11) with the affine-invariant metric. B
 timed in the same process with ``OMP_NUM_THREADS=1``, their repeats interleaved, and the
 median per-step CPU time kept (``time.process_time``: the time the code itself runs on a
 shared machine; wall time in the CSV). The pytorch rows run the library on the pytorch
-backend (CPU tensors) in a second process, against the same numpy baseline timed there.
+backend (CPU tensors) in a second process, against the same numpy baseline timed there and against the
+minimal step written in torch (CPU tensors, torch's generator). JAX is not a dependency:
+the issue's ``lax.scan`` comparison is replaced by these minimal loops.
 
-Writes ``step_cost.csv`` (one row per space and backend: seconds per step of both, their
-ratio in CPU time, and the load average) and ``step_cost.png``.
+Writes ``step_cost.csv`` (one row per space and backend: seconds per step of each, the
+ratios in CPU time, and the load average) and ``step_cost.png``.
 """
 
+import functools
 import json
 import math
 import os
@@ -50,7 +53,13 @@ def minimal_sphere_steps(data, n_steps, rng):
     """n_steps minimal DP-RSGD steps on the sphere from the north pole; the last point."""
     point = np.zeros(data.shape[1])
     point[0] = 1.0
-    indices = rng.integers(data.shape[0], size=n_steps)
+    return _minimal_sphere_loop(data, rng.integers(data.shape[0], size=n_steps), point,
+                                lambda: rng.standard_normal(point.shape[0]))
+
+
+def _minimal_sphere_loop(data, indices, point, normals):
+    """The minimal steps from ``point`` on the records ``indices`` (array operators:
+    numpy arrays or torch tensors), ``normals()`` drawing d + 1 standard normals."""
     for index in indices:
         record = data[index]
         cosine = min(1.0, max(-1.0, float(record @ point)))
@@ -60,7 +69,7 @@ def minimal_sphere_steps(data, n_steps, rng):
         gradient = along * (-angle / along_norm) if along_norm > 0 else 0.0 * along
         if angle > CLIP_NORM:
             gradient = gradient * (CLIP_NORM / angle)
-        noise = rng.standard_normal(point.shape[0])
+        noise = normals()
         noise -= float(noise @ point) * point
         step = -STEP * (gradient + NOISE_STD * noise)
         length = math.sqrt(float(step @ step))
@@ -72,22 +81,64 @@ def minimal_spd_steps(data, n_steps, rng):
     """n_steps minimal DP-RSGD steps on SPD(11) (affine-invariant) from the identity,
     the iterate's square-root factor carried from step to step; the last point."""
     size = data.shape[1]
-    factor, inverse = np.eye(size), np.eye(size)
-    indices = rng.integers(data.shape[0], size=n_steps)
     upper = np.triu_indices(size, 1)
+
+    def noise():
+        drawn = np.diag(rng.standard_normal(size))
+        drawn[upper] = rng.standard_normal(len(upper[0])) / math.sqrt(2)
+        return drawn
+
+    return _minimal_spd_loop(data, rng.integers(data.shape[0], size=n_steps),
+                             np.eye(size), np, noise)
+
+
+def _minimal_spd_loop(data, indices, identity, xp, noise):
+    """The minimal SPD steps from the identity (``xp``: numpy or torch, for ``eigh``,
+    ``log``, ``exp``, ``sum``, ``triu``), ``noise()`` an upper triangle of normals."""
+    factor, inverse = identity, identity
     for index in indices:
-        vals, vecs = np.linalg.eigh(inverse @ data[index] @ inverse.T)
-        whitened_log = (vecs * np.log(vals)) @ vecs.T  # F^-1 Log_x(z) F^-T
-        norm = math.sqrt(float(np.sum(whitened_log * whitened_log)))
+        vals, vecs = xp.linalg.eigh(inverse @ data[index] @ inverse.T)
+        whitened_log = (vecs * xp.log(vals)) @ vecs.T  # F^-1 Log_x(z) F^-T
+        norm = math.sqrt(float(xp.sum(whitened_log * whitened_log)))
         gradient = -whitened_log * min(1.0, CLIP_NORM / norm)
-        noise = np.diag(rng.standard_normal(size))
-        noise[upper] = rng.standard_normal(len(upper[0])) / math.sqrt(2)
-        noise = np.triu(noise) + np.triu(noise, 1).T
-        step_vals, step_vecs = np.linalg.eigh(-STEP * (gradient + NOISE_STD * noise))
-        halves = np.exp(step_vals / 2)
+        drawn = noise()
+        drawn = xp.triu(drawn) + xp.triu(drawn, 1).T
+        step_vals, step_vecs = xp.linalg.eigh(-STEP * (gradient + NOISE_STD * drawn))
+        halves = xp.exp(step_vals / 2)
         factor = factor @ (step_vecs * halves)
         inverse = (step_vecs.T / halves[:, None]) @ inverse
     return factor @ factor.T
+
+
+def minimal_sphere_steps_torch(data, n_steps, seed):
+    """``minimal_sphere_steps`` in torch (CPU tensors, torch's generator)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    point = torch.zeros(data.shape[1], dtype=torch.float64)
+    point[0] = 1.0
+    indices = torch.randint(data.shape[0], (n_steps,), generator=generator).tolist()
+    return _minimal_sphere_loop(data, indices, point, lambda: torch.randn(
+        point.shape[0], generator=generator, dtype=torch.float64))
+
+
+def minimal_spd_steps_torch(data, n_steps, seed):
+    """``minimal_spd_steps`` in torch (CPU tensors, torch's generator)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    size = data.shape[1]
+    upper = torch.triu_indices(size, size, 1)
+
+    def noise():
+        drawn = torch.diag(torch.randn(size, generator=generator, dtype=torch.float64))
+        drawn[upper[0], upper[1]] = torch.randn(upper.shape[1], generator=generator,
+                                                dtype=torch.float64) / math.sqrt(2)
+        return drawn
+
+    indices = torch.randint(data.shape[0], (n_steps,), generator=generator).tolist()
+    return _minimal_spd_loop(data, indices, torch.eye(size, dtype=torch.float64), torch,
+                             noise)
 
 
 def library_steps(space, data, n_steps, seed):
@@ -108,26 +159,37 @@ def clocks():
 
 def measure(repeats, sphere_steps, spd_steps):
     """Median (CPU, wall) seconds per step of the library and the minimal step, per space,
-    the variants interleaved over ``repeats``; a dict for the CSV."""
+    the variants interleaved over ``repeats``; on pytorch also the minimal step written
+    in torch (``minimal_torch``); a dict for the CSV."""
+    import geomstats.backend as gs
     from geomstats.geometry.hypersphere import Hypersphere
     from geomstats.geometry.spd_matrices import SPDMatrices
 
     cases = {
         f"S^{SPHERE_DIM}": (Hypersphere(SPHERE_DIM), sphere_data(), minimal_sphere_steps,
-                            sphere_steps),
-        f"SPD({SPD_SIZE})": (SPDMatrices(SPD_SIZE), spd_data(), minimal_spd_steps, spd_steps),
+                            minimal_sphere_steps_torch, sphere_steps),
+        f"SPD({SPD_SIZE})": (SPDMatrices(SPD_SIZE), spd_data(), minimal_spd_steps,
+                             minimal_spd_steps_torch, spd_steps),
     }
     found = {}
-    for name, (space, data, minimal, n_steps) in cases.items():
+    for name, (space, data, minimal, minimal_torch, n_steps) in cases.items():
         library_steps(space, data, 20, seed=0)  # warm caches (calibration, imports)
-        times = {"library": [], "minimal": []}
+        variants = {
+            "library": functools.partial(library_steps, space, data, n_steps),
+            "minimal": lambda seed, data=data, n_steps=n_steps, minimal=minimal: minimal(
+                data, n_steps, np.random.default_rng(seed)),
+        }
+        if gs.__name__.endswith("pytorch"):
+            import torch
+
+            tensors = torch.from_numpy(data.copy())
+            variants["minimal_torch"] = functools.partial(minimal_torch, tensors, n_steps)
+        times = {key: [] for key in variants}
         for repeat in range(repeats):
-            start = clocks()
-            library_steps(space, data, n_steps, seed=repeat)
-            times["library"].append((clocks() - start) / n_steps)
-            start = clocks()
-            minimal(data, n_steps, np.random.default_rng(repeat))
-            times["minimal"].append((clocks() - start) / n_steps)
+            for key, variant in variants.items():
+                start = clocks()
+                variant(repeat)
+                times[key].append((clocks() - start) / n_steps)
         found[name] = {key: np.median(values, axis=0).tolist() for key, values in times.items()}
     return found
 
@@ -152,14 +214,17 @@ def rows(quick):
             env=env, capture_output=True, text=True, check=True).stdout
         for space, times in json.loads(output.strip().splitlines()[-1]).items():
             (cpu, wall), (cpu_minimal, wall_minimal) = times["library"], times["minimal"]
+            cpu_torch = times.get("minimal_torch", [math.nan])[0]
             row = {"space": space, "backend": backend,
                    "library_step_seconds": cpu, "minimal_step_seconds": cpu_minimal,
                    "ratio": cpu / cpu_minimal, "goal": GOALS[backend],
                    "wall_ratio": wall / wall_minimal,
+                   "minimal_torch_step_seconds": cpu_torch,
+                   "ratio_to_minimal_torch": cpu / cpu_torch,
                    "loadavg_1min": round(os.getloadavg()[0], 2)}
             print(f"  {space} {backend}: {1e6 * cpu:.0f} us / {1e6 * cpu_minimal:.0f} us "
-                  f"= {row['ratio']:.2f} (wall {row['wall_ratio']:.2f}); "
-                  f"load {row['loadavg_1min']}", flush=True)
+                  f"= {row['ratio']:.2f} (wall {row['wall_ratio']:.2f}; minimal torch step "
+                  f"{1e6 * cpu_torch:.0f} us); load {row['loadavg_1min']}", flush=True)
             found.append(row)
     return found
 
@@ -173,11 +238,14 @@ def plot(path, found):
 
     labels = [f"{row['space']}\n{row['backend']}" for row in found]
     fig, axis = plt.subplots(figsize=(6, 3.2))
-    axis.bar(range(len(found)), [row["ratio"] for row in found], color="tab:blue")
+    axis.bar(range(len(found)), [row["ratio"] for row in found], color="tab:blue",
+             label="/ minimal numpy step")
+    axis.scatter(range(len(found)), [row["ratio_to_minimal_torch"] for row in found],
+                 marker="o", color="tab:orange", label="/ minimal torch step")
     axis.scatter(range(len(found)), [row["goal"] for row in found], marker="_", s=600,
                  color="black", label="goal")
     axis.set_xticks(range(len(found)), labels)
-    axis.set_ylabel("library step / minimal numpy step (CPU)")
+    axis.set_ylabel("library step / minimal step (CPU)")
     axis.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -38,6 +38,29 @@ def to_backend(x):
     return gs.from_numpy(np.asarray(x, dtype=np.float64, order="C"))
 
 
+TORCH = gs.__name__.endswith("pytorch")
+"""Whether the active backend is pytorch (a torch tensor's fused scaled sums are used)."""
+if TORCH:
+    import torch
+
+
+def add_scaled(x, coefficient, y):
+    """x + coefficient y for arrays of one shape and a float coefficient: one fused
+    ``torch.add`` for torch tensors (one tensor call instead of two), the operators
+    for numpy arrays."""
+    if TORCH and not isinstance(x, np.ndarray):
+        return torch.add(x, y, alpha=coefficient)
+    return x + coefficient * y
+
+
+def subtract_scaled(x, coefficient, y, out):
+    """out[...] = x - coefficient y, for vectors of one shape, all numpy or all torch
+    (``out`` may be a view of a larger array); returns ``out``."""
+    if TORCH and not isinstance(x, np.ndarray):
+        return torch.sub(x, y, alpha=coefficient, out=out)
+    return np.subtract(x, coefficient * y, out=out)
+
+
 class SecureGenerator:
     """The subset of ``numpy.random.Generator`` the library uses, fed by ``os.urandom``.
 
@@ -111,7 +134,9 @@ class BufferedNormals:
     unbuffered generator, with one generator call per block instead of one per draw.
 
     The refills start at ``FIRST_REFILL`` normals and grow fourfold up to ``block``, so
-    that a short run does not pay for a block it never uses.
+    that a short run does not pay for a block it never uses. ``backend_normal`` serves the
+    same sequence as arrays of the active backend, from one conversion of each refill: a
+    pytorch run's noise crosses from numpy once per refill, not once per draw.
 
     Parameters
     ----------
@@ -128,6 +153,8 @@ class BufferedNormals:
         self._refill = min(self.FIRST_REFILL, block)
         self._buffer = np.empty(0)
         self._next = 0
+        self._converted = None  # the buffer in the active backend, made on first use
+        self._padded = None  # [count, next start, rows [m, count + 1], next row]
 
     def standard_normal(self, size=None):
         """Standard normals of shape ``size`` (a view of the buffer, or a copy of the
@@ -142,6 +169,7 @@ class BufferedNormals:
         if self._next + count > self._buffer.size:  # the rest, then a fresh buffer
             rest = self._buffer[self._next :]
             self._buffer = self.generator.standard_normal(max(self._refill, count - rest.size))
+            self._converted = self._padded = None
             self._refill = min(4 * self._refill, self.block)
             self._next = count - rest.size
             values = np.concatenate([rest, self._buffer[: self._next]])
@@ -151,6 +179,42 @@ class BufferedNormals:
         if size is None:
             return float(values[0])
         return values if flat else values.reshape(size)
+
+    def backend_normal(self, count):
+        """The next ``count`` standard normals of ``standard_normal``'s sequence, a backend
+        vector (a view of the converted buffer; a conversion of its own where the values
+        straddle a refill). Read-only use: the view is shared with the buffer."""
+        if TORCH and self._next + count <= self._buffer.size:
+            if self._converted is None:
+                self._converted = to_backend(self._buffer)
+            start = self._next
+            self._next += count
+            return self._converted[start : self._next]
+        return to_backend(self.standard_normal(count))
+
+    def backend_padded_normal(self, count):
+        """(0, the next ``count`` normals of ``standard_normal``'s sequence), a backend
+        vector [count + 1]: on pytorch a row of the rest of the buffer laid out in rows
+        of ``count`` behind a zero, converted once (again only if the draws stop falling
+        on its rows: another size, a refill); a conversion of its own where the values
+        straddle a refill. Read-only use."""
+        rows = self._padded
+        if TORCH and (rows is None or rows[0] != count or rows[1] != self._next):
+            available = (self._buffer.size - self._next) // count
+            if available > 0:
+                block = np.zeros((available, count + 1))
+                block[:, 1:] = self._buffer[
+                    self._next : self._next + available * count].reshape(available, count)
+                rows = self._padded = [count, self._next, to_backend(block), 0]
+        if TORCH and rows is not None and rows[0] == count and rows[1] == self._next:
+            row = rows[2][rows[3]]
+            rows[3] += 1
+            self._next += count
+            rows[1] = self._next if rows[3] < rows[2].shape[0] else -1
+            return row
+        padded = np.zeros(count + 1)
+        padded[1:] = self.standard_normal(count)
+        return to_backend(padded)
 
     def __getattr__(self, name):
         return getattr(self.generator, name)

@@ -26,7 +26,7 @@ from geomstats_dp.privacy import (
     compose_epsilon,
 )
 
-METHODS = ("auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace")
+METHODS = ("auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace", "extrinsic")
 SPACES = ("spd", "sphere", "hyperboloid", "poincare", "euclidean", "grassmannian", "stiefel")
 SPD_METRICS = ("affine", "bures-wasserstein", "log-euclidean")
 SAMPLINGS = ("full", "without_replacement", "poisson")

@@ -18,13 +18,20 @@ radius C:
 
 Data (real, offline, public ranges only; none is used by the tests):
 PrivateFrechetMean on SPD with the affine-invariant metric: the spatial ink covariance
-of sklearn's 8x8 digits (SPD(2), pixel coordinates scaled to [0, 1]), the RGB covariances
-of 8x8 patches of sklearn's two sample images (SPD(3), intensities scaled to [0, 1]); each
-matrix plus FLOOR x I. The public point is the covariance of a uniform variable on [0, 1],
+of sklearn's 8x8 digits and of KEEL's optdigits (SPD(2), pixel coordinates scaled to
+[0, 1]), the RGB covariances of 8x8 patches of sklearn's two sample images (SPD(3),
+intensities scaled to [0, 1]), the covariance of the (x, y) points of each KEEL penbased
+and movement_libras trajectory (SPD(2), coordinates in [0, 1]); each matrix plus
+FLOOR x I. The public point is the covariance of a uniform variable on [0, 1],
 (1/12 + FLOOR) I, and C the largest distance from it to a matrix with eigenvalues in
-[FLOOR, m/4 + FLOOR]. PrivateERM with the Huber loss (radius HUBER_RADIUS, C the same) on the
-unit sphere: rows of sklearn's digits, KEEL's optdigits and satimage normalised to norm
-1; the public point is the centre of the positive orthant (1, ..., 1) / sqrt(p).
+[FLOOR, m/4 + FLOOR]. On the unit sphere, rows with non-negative features normalised to
+norm 1: sklearn's digits, KEEL's optdigits, satimage, spambase (the 54 word and
+character frequencies; all-zero rows dropped), wdbc, sonar and movement_libras. The
+public point is the centre of the positive orthant (1, ..., 1) / sqrt(p); the Frechet
+mean gets the public ball holding the orthant (``sphere_public_setting``), PrivateERM
+with the Huber loss (radius HUBER_RADIUS) C = HUBER_RADIUS. The first three datasets of
+each kind are the cells the rule of ``method="auto"`` was derived on, the others
+held-out.
 """
 
 import math
@@ -36,6 +43,7 @@ from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
 from sklearn.datasets import load_digits, load_sample_images
 
+from benchmarks.baseline_suites.pca import keel_features
 from benchmarks.baselines import EPSILONS, N_SEEDS
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.datasets import load_keel
@@ -63,13 +71,24 @@ def _covariances(samples, weights=None):
     return cov + FLOOR * np.eye(samples.shape[2])
 
 
-def digits_ink():
-    """SPD(2): covariance of the pixel coordinates weighted by ink, per digit image."""
-    images = load_digits().images
+def ink_covariances(images):
+    """SPD(2): covariance of the pixel coordinates weighted by ink, per 8x8 image."""
     rows, cols = np.meshgrid(np.arange(8), np.arange(8), indexing="ij")
     coords = np.stack([rows.ravel(), cols.ravel()], axis=1) / 7.0
     ink = images.reshape(len(images), -1) + 1e-3  # blank pixels keep a tiny weight
     return _covariances(np.broadcast_to(coords, (len(images), 64, 2)), ink)
+
+
+def digits_ink():
+    """SPD(2): ``ink_covariances`` of sklearn's digits."""
+    return ink_covariances(load_digits().images)
+
+
+def trajectory_covariances(name, scale):
+    """SPD(2): covariance of the (x, y) points of each KEEL trajectory, coordinates over
+    ``scale`` (in [0, 1])."""
+    points = keel_features(name, scale)
+    return _covariances(points.reshape(len(points), -1, 2))
 
 
 def image_patches(index):
@@ -87,15 +106,23 @@ def unit_rows(X):
     return X[norms > 0] / norms[norms > 0, None]
 
 
-SPD_DATASETS = {
+SPD_DATASETS = {  # the first three: the cells the rule of "auto" was derived on
     "digits_ink_spd2": digits_ink,
     "china_patches_spd3": lambda: image_patches(0),
     "flower_patches_spd3": lambda: image_patches(1),
+    "penbased_spd2": lambda: trajectory_covariances("penbased", 100.0),
+    "libras_spd2": lambda: trajectory_covariances("movement_libras", 1.0),
+    "optdigits_ink_spd2": lambda: ink_covariances(
+        load_keel("optdigits")[0].reshape(-1, 8, 8)),
 }
-SPHERE_DATASETS = {
+SPHERE_DATASETS = {  # the first three: the cells the rule of "auto" was derived on
     "digits_rows_sphere": lambda: unit_rows(load_digits().data),
     "optdigits_rows_sphere": lambda: unit_rows(load_keel("optdigits")[0]),
     "satimage_rows_sphere": lambda: unit_rows(load_keel("satimage")[0]),
+    "spambase_words_sphere": lambda: unit_rows(keel_features("spambase", 1.0)[:, :54]),
+    "wdbc_rows_sphere": lambda: unit_rows(keel_features("wdbc", 1.0)),
+    "sonar_rows_sphere": lambda: unit_rows(keel_features("sonar", 1.0)),
+    "libras_rows_sphere": lambda: unit_rows(keel_features("movement_libras", 1.0)),
 }
 
 
@@ -179,15 +206,16 @@ def _subsample(points, quick):
     return points[:300] if quick else points
 
 
-def _mean_fits(space, points, x0, clip):
-    """The releases compared on an SPD dataset: ``fit(epsilon, rng, seed)``."""
+def _mean_fits(space, points, x0, clip, extrinsic):
+    """The releases compared for the Frechet mean: ``fit(epsilon, rng, seed)``;
+    ``extrinsic(points, epsilon, rng)`` is the extrinsic baseline of the space."""
     return {
         "default": lambda eps, rng, seed: PrivateFrechetMean(
             space, epsilon=eps, delta=DELTA, clip_norm=clip, radius=clip, center=x0,
             random_state=seed).fit(points).estimate_,
         "tangent_at_x0": lambda eps, rng, seed: tangent_at_x0(
             space, points, x0, clip, eps, rng),
-        "extrinsic": lambda eps, rng, seed: extrinsic_spd(points, eps, rng),
+        "extrinsic": lambda eps, rng, seed: extrinsic(points, eps, rng),
     }
 
 
@@ -204,8 +232,14 @@ def _huber_fits(space, points, x0):
     }
 
 
+def sphere_public_setting(p):
+    """x0 = (1, ..., 1) / sqrt(p), the centre of the positive orthant, and
+    C = arccos(1 / sqrt(p)), the largest distance from it to a point of the orthant."""
+    return np.ones(p) / math.sqrt(p), math.acos(1 / math.sqrt(p))
+
+
 def mean_rows(quick):
-    """PrivateFrechetMean on the SPD datasets."""
+    """PrivateFrechetMean on the SPD datasets, then on the sphere datasets."""
     for name, load in SPD_DATASETS.items():
         points = _subsample(load(), quick)
         m = points.shape[1]
@@ -213,16 +247,23 @@ def mean_rows(quick):
         x0, clip = spd_public_setting(m)
         reference = _timed(exact_frechet_mean, space, to_backend(points))
         yield from _dataset_rows("PrivateFrechetMean", name, space, points, reference,
-                                 _mean_fits(space, points, x0, clip), quick)
+                                 _mean_fits(space, points, x0, clip, extrinsic_spd), quick)
+    for name, load in SPHERE_DATASETS.items():
+        points = _subsample(load(), quick)
+        space = Hypersphere(points.shape[1] - 1)
+        x0, clip = sphere_public_setting(points.shape[1])
+        reference = _timed(exact_frechet_mean, space, to_backend(points))
+        yield from _dataset_rows("PrivateFrechetMean", name, space, points, reference,
+                                 _mean_fits(space, points, x0, clip, extrinsic_sphere),
+                                 quick)
 
 
 def huber_rows(quick):
     """PrivateERM with the Huber distance loss on the sphere datasets."""
     for name, load in SPHERE_DATASETS.items():
         points = _subsample(load(), quick)
-        p = points.shape[1]
-        space = Hypersphere(p - 1)
-        x0 = np.ones(p) / math.sqrt(p)
+        space = Hypersphere(points.shape[1] - 1)
+        x0, _ = sphere_public_setting(points.shape[1])
         reference = _timed(huber_mean, space, points, x0, HUBER_RADIUS)
         yield from _dataset_rows("PrivateERM", name, space, points, reference,
                                  _huber_fits(space, points, x0), quick)

@@ -9,18 +9,25 @@ the public bound B = sqrt(p), loose as a user would take it; none is used by the
 * ``satimage`` (KEEL raw, 6,435 x 36): Landsat MSS 8-bit pixel values 0..255;
 * ``patches8`` and ``patches16``: 8 x 8 (n = 40,000) and 16 x 16 (n = 16,000) grey
   patches (mean of the RGB channels, 0..255) of scikit-learn's two sample images,
-  ``extract_patches_2d`` with the public seed 0, half from each image.
+  ``extract_patches_2d`` with the public seed 0, half from each image;
+* ``libras`` (KEEL raw ``movement_libras``, 360 x 90): hand positions normalised by the
+  dataset's authors to [0, 1];
+* ``sonar`` (KEEL raw, 208 x 60): band energies in [0, 1] (UCI's description);
+* ``ionosphere`` (KEEL raw, 351 x 33): radar returns in [-1, 1] (UCI's description),
+  mapped to [0, 1] by (x + 1) / 2.
 
-Methods at (epsilon, delta = 1e-5), every one centring with a private mean on
+Methods at (epsilon, delta = 1e-5), every private one centring with a private mean on
 ``MEAN_SHARE`` of the Gaussian-DP budget mu^2 (sensitivity 2B / n) and composing
 exactly to (epsilon, delta) with the library's accountant (``calibrate_gaussian``):
-``default`` is ``PrivatePCA(k, data_norm=B, centered=False)`` (``method="auto"``);
+``default`` is ``PrivatePCA(k, data_norm=B)`` (its defaults: ``centering="private_mean"``,
+``method="auto"``);
 ``analyze_gauss`` (Dwork, Talwar, Thakurta & Zhang 2014) releases the covariance plus a
 symmetric Gaussian matrix (sensitivity sqrt(2) B^2 / n), top-k eigenvectors;
 ``noisy_power`` (Hardt & Price 2014) runs ``NPM_STEPS`` iterations W <- qr(C W + G)
 from the public start, each query C W of sensitivity sqrt(min(k, 2)) B^2 / n (D = z z^T -
 z' z'^T has |D|_2 <= B^2, since x^T D x = (z . x)^2 - (z' . x)^2, and |D|_F <= sqrt(2) B^2);
 ``dp_rgd`` (k = 1 only: the Stiefel runs take minutes) is ``PrivatePCA(method="rgd")``;
+``public_start`` the data-independent answer (``pca.start_basis``, spends nothing);
 ``non_private`` the exact top-k eigenvectors. Error: 1 - (variance of the centred data
 captured by the released subspace) / (sum of the top-k eigenvalues of its covariance).
 """
@@ -36,24 +43,27 @@ from benchmarks.baselines import EPSILONS, N_SEEDS
 from geomstats_dp.datasets.keel import _keel_directory
 from geomstats_dp.learning import PrivatePCA
 from geomstats_dp.learning.pca import start_basis
-from geomstats_dp.privacy import calibrate_gaussian, share_epsilon
+from geomstats_dp.privacy import share_noise_multipliers
 
 ESTIMATOR = "PrivatePCA"
 DELTA = 1e-5
 MEAN_SHARE = 0.1
 NPM_STEPS = 10
 COMPONENTS = (1, 5)
-# name: (KEEL raw file, public maximum of the features)
-KEEL = {"pendigits": ("penbased", 100.0), "letter": ("letter", 15.0),
-        "satimage": ("satimage", 255.0)}
+# name: (KEEL raw file, public minimum and maximum of the features)
+KEEL = {"pendigits": ("penbased", 0.0, 100.0), "letter": ("letter", 0.0, 15.0),
+        "satimage": ("satimage", 0.0, 255.0), "libras": ("movement_libras", 0.0, 1.0),
+        "sonar": ("sonar", 0.0, 1.0), "ionosphere": ("ionosphere", -1.0, 1.0)}
 PATCHES = {"patches8": (8, 40000), "patches16": (16, 16000)}
 
 
-def keel_features(name, maximum):
-    """The features of a KEEL raw file (the class, last, dropped), over ``maximum``."""
+def keel_features(name, minimum, maximum):
+    """The features of a KEEL raw file (the class, last, dropped), mapped from their
+    public range to [0, 1]."""
     path = _keel_directory() / "data" / "balanced" / "raw" / f"{name}.dat"
-    return np.loadtxt(path, delimiter=",", comments="@", usecols=None,
-                      converters={-1: lambda _: 0.0})[:, :-1] / maximum
+    features = np.loadtxt(path, delimiter=",", comments="@", usecols=None,
+                          converters={-1: lambda _: 0.0})[:, :-1]
+    return (features - minimum) / (maximum - minimum)
 
 
 def image_patches(size, n_samples):
@@ -80,7 +90,7 @@ def _bounded(rows, bound):
 def _private_centred(X, bound, epsilon, rng):
     """Rows minus a private mean (share MEAN_SHARE of mu^2), mapped to norm <= B."""
     sensitivity = 2 * bound / len(X)
-    z = calibrate_gaussian(share_epsilon(epsilon, DELTA, MEAN_SHARE), DELTA, 1)
+    (z,) = share_noise_multipliers(epsilon, DELTA, (MEAN_SHARE,))
     mean = X.mean(axis=0) + z * sensitivity * rng.standard_normal(X.shape[1])
     return _bounded(X - mean, bound)
 
@@ -89,7 +99,7 @@ def analyze_gauss(X, k, bound, epsilon, rng):
     """Top-k eigenvectors of the covariance plus a symmetric Gaussian matrix, [p, k]."""
     rows = _private_centred(_bounded(X, bound), bound, epsilon, rng)
     n, p = rows.shape
-    z = calibrate_gaussian(share_epsilon(epsilon, DELTA, 1 - MEAN_SHARE), DELTA, 1)
+    (z,) = share_noise_multipliers(epsilon, DELTA, (1 - MEAN_SHARE,))
     upper = np.triu(z * np.sqrt(2) * bound**2 / n * rng.standard_normal((p, p)))
     noisy = rows.T @ rows / n + upper + np.triu(upper, 1).T
     return np.linalg.eigh(noisy)[1][:, ::-1][:, :k]
@@ -99,7 +109,8 @@ def noisy_power(X, k, bound, epsilon, rng):
     """NPM_STEPS noisy power iterations from the public start, [p, k]."""
     rows = _private_centred(_bounded(X, bound), bound, epsilon, rng)
     n, p = rows.shape
-    z = calibrate_gaussian(share_epsilon(epsilon, DELTA, 1 - MEAN_SHARE), DELTA, NPM_STEPS)
+    # NPM_STEPS queries on the share 1 - MEAN_SHARE of mu^2
+    z = np.sqrt(NPM_STEPS) * share_noise_multipliers(epsilon, DELTA, (1 - MEAN_SHARE,))[0]
     sigma = z * np.sqrt(min(k, 2)) * bound**2 / n
     W = start_basis(p, k).reshape(p, k)
     for _ in range(NPM_STEPS):
@@ -111,7 +122,7 @@ def private_pca(X, k, bound, epsilon, seed, method="auto"):
     """PrivatePCA's released components, [p, k]."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pca = PrivatePCA(k, epsilon=epsilon, delta=DELTA, data_norm=bound, centered=False,
+        pca = PrivatePCA(k, epsilon=epsilon, delta=DELTA, data_norm=bound,
                          mean_budget_fraction=MEAN_SHARE, method=method,
                          random_state=seed).fit(X)
     return np.asarray(pca.components_).T
@@ -123,6 +134,8 @@ METHODS = {
     "noisy_power": lambda X, k, bound, eps, seed, rng: noisy_power(X, k, bound, eps, rng),
     "dp_rgd": lambda X, k, bound, eps, seed, rng: private_pca(X, k, bound, eps, seed,
                                                               method="rgd"),
+    "public_start": lambda X, k, bound, eps, seed, rng: start_basis(X.shape[1], k).reshape(
+        X.shape[1], k),
 }
 
 

@@ -111,6 +111,14 @@ class TangentSampler(ABC):
         check_finite_array(points, "base_point")
         return self.sample(points, 1, rng)[0, 0]
 
+    draw_one = None
+    """Families whose one-point draw is written in array operators (numpy or the active
+    backend) define ``draw_one(point, normals, scale=1.0)``: ``scale`` times the standard
+    draw at ``point`` [*space.shape] from the normals [dim] it reads from the generator
+    (those of ``sample_one``, in order), a new array of the point's type, checked for
+    finiteness as ``sample_one`` checks it. ``TangentGaussian.prepare`` uses it, so that a
+    pytorch run's noise is formed in torch."""
+
     @abstractmethod
     def sample(self, base_points, n_samples, rng):
         """Draw ``n_samples`` standard tangent Gaussians at each base point.

@@ -3,10 +3,11 @@
 import math
 
 import numpy as np
-
 from geomstats.geometry.euclidean import EuclideanMetric
 from geomstats.geometry.matrices import MatricesMetric
 
+from geomstats_dp._backend import as_numpy
+from geomstats_dp._validation import check_finite_array
 from geomstats_dp.distributions.base import IsometricTransport
 from geomstats_dp.distributions.registry import register_transport
 
@@ -36,6 +37,14 @@ class EuclideanTransport(IsometricTransport):
         """Flatten tangent vectors to coordinates."""
         n_axes = len(self.space.shape)
         return tangent_vecs.reshape(tangent_vecs.shape[: tangent_vecs.ndim - n_axes] + (-1,))
+
+    def draw_one(self, point, normals, scale=1.0):
+        """``scale`` times the normals [d] in the space's shape: the draw of ``sample`` at
+        one point from these normals (array operators: any backend); a new array. Raises
+        ``sample_one``'s ValueError at a point holding NaN or inf."""
+        if not math.isfinite(float(point.sum())):
+            check_finite_array(as_numpy(point)[None], "base_point")
+        return normals.reshape(tuple(self.space.shape)) * scale
 
     def transport(self, base_points, tangent_vecs):
         """Identity."""

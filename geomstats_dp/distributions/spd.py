@@ -14,6 +14,7 @@ import functools
 import math
 from abc import abstractmethod
 
+import geomstats.backend as gs
 import numpy as np
 from geomstats.geometry.spd_matrices import (
     SPDAffineMetric,
@@ -23,6 +24,7 @@ from geomstats.geometry.spd_matrices import (
 )
 from scipy import special
 
+from geomstats_dp._backend import as_numpy, to_backend
 from geomstats_dp.distributions.base import IsometricTransport
 from geomstats_dp.distributions.euclidean import EuclideanTransport
 from geomstats_dp.distributions.registry import register_transport
@@ -77,6 +79,7 @@ class _SymmetricCoordinates(IsometricTransport):
     """
 
     reference_scale = 1.0
+    draw_one = None  # not the Euclidean family's (its coordinates fill every entry)
     # not belongs_implies_finite: +inf on the diagonal passes the symmetry test (isclose
     # takes equal infinities as close) and the Cholesky factorisation
 
@@ -206,6 +209,56 @@ class SPDAffineTransport(_EigenbasisTransport):
         coefficients = rng.standard_normal((n_samples, base_points.shape[0], self.dim))
         at_identity = self.from_coordinates(coefficients)
         return _symmetrize(factors @ at_identity @ np.swapaxes(factors, -1, -2))
+
+
+    def draw_one(self, point, normals, scale=1.0):
+        """``scale`` times the draw of ``sample_prepared`` at one point [m, m] from the
+        normals [m (m + 1) / 2], in array operators (numpy or the active backend's
+        arrays: a torch tensor stays one); a new array. A point without a Cholesky factor
+        raises numpy's ``LinAlgError``, a non-finite one ``sample``'s ValueError, as
+        ``sample_one`` does."""
+        if not math.isfinite(float(point.sum())):  # ``sample_one``'s ValueError
+            self.sample_one(as_numpy(point), _Normals(as_numpy(normals)))
+        if point.shape[-1] == 2:
+            factor = cholesky_2x2(point.tolist())
+            if factor is not None:
+                draw = gs.array(draw_2x2(factor, normals.tolist()))
+                return draw * scale if scale != 1.0 else draw
+        try:
+            factor = gs.linalg.cholesky(point)
+        except Exception:
+            self.sample_one(as_numpy(point), _Normals(as_numpy(normals)))
+            raise
+        index, scales = self._backend_gather(normals)
+        at_identity = normals[index]
+        at_identity *= scales
+        draw = factor @ at_identity.reshape(point.shape) @ factor.T
+        draw = (draw + draw.T) / 2
+        if scale != 1.0:
+            draw *= scale
+        return draw
+
+    def _backend_gather(self, like):
+        """``_gather`` as arrays of ``like``'s kind (numpy, or the backend's)."""
+        if isinstance(like, np.ndarray):
+            return self._gather
+        cached = self.__dict__.get("_gather_backend")
+        if cached is None:
+            index, scales = self._gather
+            cached = self._gather_backend = (gs.array(index), to_backend(scales))
+        return cached
+
+
+class _Normals:
+    """A generator whose ``standard_normal`` serves given normals (``draw_one``'s
+    numpy replay of a failed draw)."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def standard_normal(self, size=None):
+        """The given normals."""
+        return self.values
 
 
 def cholesky_2x2(point):

@@ -8,13 +8,14 @@ at least 1: the formula from +e1 alone breaks down at w = -e1.
 
 import math
 
+import geomstats.backend as gs
 import numpy as np
 from geomstats.geometry.hypersphere import HypersphereMetric
 
+from geomstats_dp._backend import add_scaled, as_numpy, subtract_scaled
 from geomstats_dp._validation import check_finite_array
 from geomstats_dp.distributions.base import IsometricTransport, row_dots
 from geomstats_dp.distributions.registry import register_transport
-
 
 CHUNK_FLOATS = 2**15
 """Floats in one temporary of the one-point draw (256 KiB): many draws go in row blocks."""
@@ -75,25 +76,48 @@ class PoleTransport(IsometricTransport):
         return draws
 
     def sample_one(self, point, rng):
-        """``sample`` at one point [d+1], in scalars, checked for finiteness on the way.
+        """``sample`` at one point [d+1]: ``draw_one`` of the next d normals of ``rng``."""
+        return self.draw_one(point, rng.standard_normal(point.shape[0] - 1))
+
+    def draw_one(self, point, normals, scale=1.0):
+        """``scale`` times the transport of the normals ``normals`` [d] to one point
+        [d+1], in scalars and array operators (numpy or the active backend's arrays: a
+        torch tensor stays one), checked for finiteness on the way; a new array.
 
         With finite normals a, the first entry u_0 = -c (w_0 + s) is non-finite whenever
         w is: NaN or inf in w_tail make c non-finite (|w_0 + s| >= 1), w_0 = NaN makes the
         denominator NaN, w_0 = +-inf gives 0 * inf. Only then is w itself tested, before
         any array operation on it (which could warn).
         """
-        coefficients = rng.standard_normal(point.shape[0] - 1)
         head = float(point[0])
         sign = 1.0 if head >= 0 else -1.0
         tail = point[1:]
         # ndarray.dot: the same BLAS dot as ``@``, a third of its call overhead
-        coef = float(coefficients.dot(tail)) * (self.curvature_sign / (1.0 + sign * head))
+        coef = float(normals.dot(tail)) * (self.curvature_sign / (1.0 + sign * head))
         first = coef * -(head + sign)
         if not math.isfinite(first):
-            check_finite_array(point[None], "base_point")
-        draw = np.empty(point.shape[0])
-        np.subtract(coefficients, coef * tail, out=draw[1:])
+            check_finite_array(as_numpy(point)[None], "base_point")
+        draw = np.empty_like(point) if isinstance(point, np.ndarray) else gs.empty_like(point)
+        subtract_scaled(normals, coef, tail, out=draw[1:])
         draw[0] = first
+        if scale != 1.0:
+            draw *= scale
+        return draw
+
+    def draw_padded(self, point, padded, scale=1.0):
+        """``draw_one`` from the normals behind a zero, padded = (0, a) [d+1]:
+        (0, a) - c (w + s e1) in full-length operations (no slice of w, no write into a
+        slice: each costs a tensor call on pytorch); entry 0 as ``draw_one`` forms it."""
+        head = float(point[0])
+        sign = 1.0 if head >= 0 else -1.0
+        coef = float(padded.dot(point)) * (self.curvature_sign / (1.0 + sign * head))
+        first = coef * -(head + sign)
+        if not math.isfinite(first):
+            check_finite_array(as_numpy(point)[None], "base_point")
+        draw = add_scaled(padded, -coef, point)
+        draw[0] = first
+        if scale != 1.0:
+            draw *= scale
         return draw
 
     def _sample_one_point(self, point, coefficients):

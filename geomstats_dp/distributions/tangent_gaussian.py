@@ -3,9 +3,17 @@
 import functools
 import math
 
+import geomstats.backend as gs
 import numpy as np
 
-from geomstats_dp._backend import as_numpy, get_rng, to_backend, to_numpy
+from geomstats_dp._backend import (
+    TORCH,
+    BufferedNormals,
+    as_numpy,
+    get_rng,
+    to_backend,
+    to_numpy,
+)
 from geomstats_dp._validation import (
     check_finite_array,
     check_positive_finite,
@@ -159,10 +167,13 @@ class TangentGaussian:
         ``sample(base_point, sigma=sigma, random_state=rng)`` calls with the generator
         ``rng`` of ``random_state``; ``sigma`` and ``random_state`` are checked once,
         here. Unvalidated (``validate=False``), a call checks the shape of one base point
-        and reads it once more in the family's one-point draw (``sample_one``), which
-        raises ``sample``'s ValueError at a point holding NaN or inf (on the sphere and
-        the hyperboloid after drawing its normals, ``sample`` before); validated, a call
-        is ``sample``. Where ``sample`` is overridden by a subclass or replaced on the
+        and reads it once more in the family's one-point draw (``draw_one`` where the
+        family has it, else ``sample_one``), which raises ``sample``'s ValueError at a
+        point holding NaN or inf (on the sphere and the hyperboloid after drawing its
+        normals, ``sample`` before); validated, a call is ``sample``. Through
+        ``draw_one`` the point and the draw stay arrays of the active backend, the same
+        normals drawn by ``rng`` (taken from a ``BufferedNormals`` stream one conversion
+        per refill): on pytorch the draws equal ``sample``'s to rounding. Where ``sample`` is overridden by a subclass or replaced on the
         class, ``draw`` calls it (with ``n_samples=1``): the optimisers then draw what it
         draws.
 
@@ -186,6 +197,8 @@ class TangentGaussian:
                 self._sample_checked, n_samples=1, sigma=sigma, random_state=rng)
         factor = sigma / math.sqrt(self.scale)
         shape = tuple(self.space.shape)
+        if self.sampler.draw_one is not None:
+            return self._backend_draw(shape, factor, rng)
         sample_one = self.sampler.sample_one
 
         def draw(base_point):
@@ -196,6 +209,32 @@ class TangentGaussian:
             if factor != 1.0:
                 noise *= factor  # a fresh array
             return to_backend(noise)
+
+        return draw
+
+    def _backend_draw(self, shape, factor, rng):
+        """``prepare``'s draw through the family's ``draw_one``: the base point and the
+        draw stay arrays of the active backend; the normals come from a
+        ``BufferedNormals`` stream as backend views (one conversion per refill; on
+        pytorch, the sphere's and the hyperboloid's as rows behind a zero,
+        ``draw_padded``), else are converted one draw at a time."""
+        draw_one, dim = self.sampler.draw_one, self.dim
+        padded = getattr(self.sampler, "draw_padded", None)
+        if TORCH and padded is not None and isinstance(rng, BufferedNormals):
+            draw_one, normals = padded, rng.backend_padded_normal  # (0, normals)
+        elif isinstance(rng, BufferedNormals):
+            normals = rng.backend_normal
+        else:
+            def normals(count):
+                return to_backend(rng.standard_normal(count))
+
+        def draw(base_point):
+            if not gs.is_array(base_point):
+                base_point = to_backend(as_numpy(base_point))
+            if tuple(base_point.shape) != shape:
+                raise ValueError(
+                    f"base_point must have shape {shape}, got {tuple(base_point.shape)}")
+            return draw_one(base_point, normals(dim), factor)
 
         return draw
 

@@ -48,7 +48,8 @@ def run_local(run, datasets, fail=None):
         else:
             outcomes = _in_threads(jobs, run.round_timeout)
         agents = [agent for agent in sampled if outcomes.get(agent) is not None]
-        point = run.aggregate(point, agents, [outcomes[agent] for agent in agents])
+        point = run.aggregate(point, agents, [outcomes[agent] for agent in agents],
+                              last_round=round_index == run.n_rounds - 1)
         failed = [agent for agent in sampled if agent not in agents]
         history.append({"sampled": sampled, "failed": failed, "point": point})
         run.report(round_index, len(agents))

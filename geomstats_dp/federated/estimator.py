@@ -24,7 +24,7 @@ from geomstats_dp.federated.agents import (
 )
 from geomstats_dp.federated.aggregation import AGGREGATIONS
 from geomstats_dp.federated.calibration import Calibration
-from geomstats_dp.federated.defaults import AUTO, resolve_settings
+from geomstats_dp.federated.defaults import AUTO, reply_kind, resolve_settings
 from geomstats_dp.federated.local_methods import LOCAL_METHODS
 from geomstats_dp.federated.release_file import read_release
 from geomstats_dp.federated.run import RunSpec
@@ -56,7 +56,10 @@ class PriRFed(PrivateEstimator):
     calibrated by the same plan as ``PrivateERM``, or the noisy clipped tangent mean) on
     its own records; the server aggregates the replies with the tangent mean
     Exp_x(sum_i w_i Log_x(x_i)) (w_i proportional to the agents' sizes), or iterates it to
-    the weighted Karcher mean. The release is the last aggregate (Option 1,
+    the weighted Karcher mean. With one step of the tangent mean (the default) an agent
+    replies with the step v_i itself, a tangent vector at x, and the server takes
+    Exp_x(sum_i w_i v_i): on a sphere a reply longer than pi is not wrapped
+    (``RunSpec.reply``). The release is the last aggregate (Option 1,
     ``output="last"``), one drawn uniformly among the T rounds (Option 2, "random"),
     the Karcher mean of the round points once they have settled ("average"), or the last
     aggregate with its step shrunk by the noise it carries ("shrunk"); all are
@@ -415,7 +418,8 @@ class PriRFed(PrivateEstimator):
             local_steps=settings.local_steps, output=settings.output,
             aggregation=self.aggregation, accountant=self.accountant,
             event=calibration.event(guarantee, settings),
-            injectivity_radius=self._injectivity_radius(), engine=self.engine,
+            injectivity_radius=self._injectivity_radius(), reply=reply_kind(settings),
+            engine=self.engine,
             round_timeout=self.round_timeout, verbose=self.verbose,
             record_failures=self.record_failures)
 

@@ -90,7 +90,8 @@ class ManifoldStrategy:
             agent = int(reply.content[CONFIG]["agent"])
             received[agent] = reply.content[ARRAYS].to_numpy_ndarrays()[0]
         agents = [agent for agent in sampled if agent in received]
-        point = self.run.aggregate(start, agents, [received[a] for a in agents])
+        point = self.run.aggregate(start, agents, [received[a] for a in agents],
+                                   last_round=server_round == self.run.n_rounds - 1)
         failed = [agent for agent in sampled if agent not in received]
         return point, failed
 

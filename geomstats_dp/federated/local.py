@@ -14,9 +14,11 @@ import numpy as np
 from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.optim import minimize
+from geomstats_dp.optim.geodesics import geodesics_for
 
 SERVER_KEY = 0
 AGENT_KEY = 1
+REPLIES = ("point", "tangent")
 
 
 def agent_seed(entropy, round_index, agent_index):
@@ -39,7 +41,8 @@ def inject_fault(fault):
 
 
 def local_train(loss, data, strategy, n_steps, step_size, start, seed,
-                output="last", noise_method="transport", direction_bound=None):
+                output="last", noise_method="transport", direction_bound=None,
+                reply="point"):
     """K private local steps of one agent from the broadcast point.
 
     Parameters
@@ -64,17 +67,35 @@ def local_train(loss, data, strategy, n_steps, step_size, start, seed,
         Each noisy gradient is projected onto the ball of this radius of its tangent space
         before its step (``optim.step_cap``); PriRFed passes ``strategy.signal_bound``
         where the injectivity radius is infinite (``RunSpec.direction_bound``).
+    reply : {"point", "tangent"}
+        "point": the local output point; "tangent": the one local step's tangent vector
+        -eta g at ``start`` (one step only), the release itself before the exponential
+        map, which on a sphere wraps a step longer than pi.
 
     Returns
     -------
-    point : numpy.ndarray, shape=[*space.shape]
-        The agent's reply (private with respect to its records).
+    reply : numpy.ndarray, shape=[*space.shape]
+        The agent's reply (private with respect to its records): a point, or a tangent
+        vector at ``start``.
     """
+    if reply not in REPLIES:
+        raise ValueError(f"reply must be one of {REPLIES}, got {reply!r}")
+    steps, retraction = [], None
+    if reply == "tangent":
+        if strategy.n_rounds * strategy.steps_per_round(n_steps) != 1:
+            raise ValueError("reply='tangent' returns the step of a one-step run, got "
+                             f"n_steps={n_steps}")
+        exp = geodesics_for(loss.space).exp
+
+        def retraction(tangent_vec, base_point):  # records the step it maps
+            steps.append(tangent_vec)
+            return exp(tangent_vec, base_point)
+
     with quiet_numerics():
         result = minimize(
             loss, data, strategy, n_steps, step_size, to_backend(to_numpy(start)),
             output=output, random_state=np.random.default_rng(seed),
             noise_sampler=TangentGaussian(loss.space, noise_method, validate=False),
-            data_checked=True, direction_bound=direction_bound,
+            data_checked=True, direction_bound=direction_bound, retraction=retraction,
         )
-    return to_numpy(result.point)
+    return to_numpy(steps[0] if steps else result.point)

@@ -17,7 +17,12 @@ import numpy as np
 
 from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
 from geomstats_dp.federated import engine
-from geomstats_dp.federated.aggregation import aggregate, karcher_mean, shrink_step
+from geomstats_dp.federated.aggregation import (
+    aggregate,
+    aggregate_steps,
+    karcher_mean,
+    shrink_step,
+)
 from geomstats_dp.federated.local import agent_seed, local_train, server_seed
 from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.optim.karcher import first_settled
@@ -57,6 +62,11 @@ class RunSpec(Mechanism):
         The accountant's total, charged once for the whole run.
     injectivity_radius : float
         The space's injectivity radius at ``start`` (inf where not implemented).
+    reply : {"point", "tangent"}
+        What an agent sends (``local.local_train``): its local output point, or, for one
+        local step, the step's tangent vector at the broadcast point, which the server
+        averages as released (``aggregation.aggregate_steps``); either is the agent's
+        release or a function of it.
     engine : {"local", "flower"}
     round_timeout : float or None
     verbose, record_failures : bool
@@ -78,6 +88,7 @@ class RunSpec(Mechanism):
     accountant: str
     event: Any
     injectivity_radius: float = math.inf
+    reply: str = "point"
     engine: str = "local"
     round_timeout: float = None
     verbose: bool = False
@@ -122,7 +133,8 @@ class RunSpec(Mechanism):
             return local_train(self.loss, data, plan.strategy, self.local_steps, step_size,
                                start, agent_seed(self.entropy, round_index, agent),
                                direction_bound=self.direction_bound(plan.strategy,
-                                                                    self.sizes[agent]))
+                                                                    self.sizes[agent]),
+                               reply=self.reply)
 
     def direction_bound(self, strategy, size):
         """The radius local noisy gradients are projected onto: ``strategy.signal_bound``
@@ -146,16 +158,34 @@ class RunSpec(Mechanism):
         replies = f": {n_replies} of {self.n_sampled} replies" if self.record_failures else ""
         print(f"PriRFed round {round_index + 1}/{self.n_rounds}{replies}")
 
-    def aggregate(self, start, agents, replies):
-        """The next server point from the replies received (numpy)."""
+    def aggregate(self, start, agents, replies, last_round=False):
+        """The next server point from the replies received (numpy): points, or tangent
+        vectors at ``start`` (``reply``); with ``shrinks_at_server``, the last round's
+        mean step is shrunk there (``final_point``)."""
         if not replies:
             return start
-        weights = np.array([self.sizes[agent] for agent in agents], dtype=float)
+        weights = to_backend(np.array([self.sizes[agent] for agent in agents], dtype=float)
+                             / sum(self.sizes[agent] for agent in agents))
+        replies, start = to_backend(np.stack(replies)), to_backend(start)
         with quiet_numerics():
-            point = aggregate(self.space, to_backend(np.stack(replies)),
-                              to_backend(weights / weights.sum()), to_backend(start),
-                              self.aggregation)
+            if self.reply != "tangent":
+                point = aggregate(self.space, replies, weights, start, self.aggregation)
+            else:
+                noise = self.round_noise() if last_round and self.shrinks_at_server else None
+                point = aggregate_steps(self.space, replies, weights, start,
+                                        self.aggregation, noise)
         return to_numpy(point)
+
+    @property
+    def shrinks_at_server(self):
+        """Whether the "shrunk" output shrinks the last round's mean of tangent replies as
+        the server aggregates them, rather than in ``final_point``: where the injectivity
+        radius is finite (a sphere), a step longer than it cannot be read back from the
+        aggregate with Log. The last round's point in the history is then the shrunk
+        release; elsewhere the history keeps the unshrunk aggregate."""
+        return (self.output == "shrunk" and self.reply == "tangent"
+                and self.aggregation == "tangent_mean"
+                and not math.isinf(self.injectivity_radius))
 
     def final_point(self, history):
         """The released point from the rounds' points (post-processing), by ``output``.
@@ -165,9 +195,12 @@ class RunSpec(Mechanism):
         round points from the first round that moved the server's point by no more than
         the noise explains (``settled_round``): the earlier rounds carry the start
         point's bias; "shrunk": the last round's step from the point it started from,
-        shrunk by the noise it carries (``aggregation.shrink_step``, ``round_noise``).
+        shrunk by the noise it carries (``aggregation.shrink_step``, ``round_noise``;
+        with ``shrinks_at_server``, already shrunk in the last round's point).
         """
         if self.output == "last":
+            return history[-1]["point"]
+        if self.output == "shrunk" and self.shrinks_at_server:
             return history[-1]["point"]
         if self.output == "shrunk":
             previous = history[-2]["point"] if len(history) > 1 else self.start

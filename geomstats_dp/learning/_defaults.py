@@ -90,3 +90,22 @@ def default_step_size(method, inner_steps, clip_norm, noise_stds, dim, smoothnes
     if method == "rsgd":
         return InverseTimeStep(1.0 / smoothness, offset=1.0 / shrink**2)
     return ConstantStep(RGD_STEP_SIZE * shrink / (inner_steps * smoothness))
+
+
+HORIZON_REFERENCE = 15.0
+
+
+def convergence_scale(n_samples, dim, epsilon, delta):
+    """max(1, horizon / HORIZON_REFERENCE): the factor by which ``PrivateERM`` lengthens
+    its default schedules (DP-RGD's steps, the two-stage release's travel steps).
+
+    The horizon counts the steps a loss of curvature 1 (the squared distance) needs to
+    reach the noise floor; a loss of curvature mu needs 1 / mu times as many. A Huber
+    loss with records beyond its radius D has a curvature of about D / d(x, z) across
+    them, and a user's loss states none. Beyond a horizon of HORIZON_REFERENCE (a
+    signal-to-noise ratio of about e^7.5 in norm) the schedule covers every curvature
+    mu >= HORIZON_REFERENCE / horizon, so that the release converges for every such
+    loss as epsilon grows; below it the schedule is unchanged. Public: n, d, epsilon,
+    delta.
+    """
+    return max(1.0, privacy_horizon(n_samples, dim, epsilon, delta) / HORIZON_REFERENCE)

@@ -90,15 +90,17 @@ class NoiseDominatesWarning(UserWarning):
     """The calibrated noise is expected to move the release more than the data can."""
 
     @classmethod
-    def warn_if(cls, ratio):
-        """Warn when ``ratio`` exceeds NOISE_RATIO_THRESHOLD."""
+    def warn_if(cls, ratio, meaning=None):
+        """Warn when ``ratio`` exceeds NOISE_RATIO_THRESHOLD; ``meaning`` (optional) says
+        what the ratio compares, with ``{ratio}`` where its value goes."""
         if ratio > NOISE_RATIO_THRESHOLD:
+            meaning = meaning or ("the release's expected noise displacement is {ratio} "
+                                  "times the largest progress the clipped data can make")
             warnings.warn(
-                f"the release's expected noise displacement is {ratio:.3g} times the "
-                "largest progress the clipped data can make (noise_ratio_ > "
+                f"{meaning.format(ratio=f'{ratio:.3g}')} (noise_ratio_ > "
                 f"{NOISE_RATIO_THRESHOLD:g}): expect a release no better than the "
                 "data-independent start. More data or a larger epsilon help; see "
-                "noise_ratio_ in the PrivateERM docs.",
+                "noise_ratio_ in the docs of the estimator.",
                 cls,
                 stacklevel=user_stacklevel(),
             )

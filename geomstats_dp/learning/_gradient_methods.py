@@ -4,7 +4,8 @@
 own constructors (``GRADIENT_CONSTRAINTS`` states each once). The functions here read
 them from the estimator (public parameters only), apply the cross-parameter rules, resolve
 the defaults and build the specs: ``mechanisms.GradientRelease`` ("rgd", "rsgd", "rsvrg")
-and ``mechanisms.TangentRelease`` / ``TwoStageRelease`` ("tangent", "two_stage").
+``mechanisms.TangentRelease`` / ``TwoStageRelease`` ("tangent", "two_stage") and
+``mechanisms.ExtrinsicRelease`` ("extrinsic").
 """
 
 from sklearn.utils._param_validation import StrOptions
@@ -23,6 +24,7 @@ from geomstats_dp.learning import _defaults
 from geomstats_dp.learning._gradient_plan import FAMILIES
 from geomstats_dp.learning.mechanisms.choice import choose_point_method
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
+from geomstats_dp.learning.mechanisms.extrinsic import ExtrinsicRelease
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.optim import OUTPUTS, SquaredDistanceLoss
 
@@ -117,24 +119,42 @@ def public_size(estimator, n_records):
     return n_records
 
 
-def auto_gradient_method(estimator, n_samples, loss):
+def auto_gradient_method(estimator, n_samples, loss, extrinsic=False):
     """"auto" for a loss: "rsgd" under Poisson sampling; "rgd" when gradient-descent
     settings (n_iter, step_size) are given or the samples are not points of the space;
-    else the public rule of ``mechanisms.choice`` on n, the dimension, epsilon, delta."""
+    else the public rule of ``mechanisms.choice`` on n, the dimension, epsilon, delta
+    (``extrinsic``: whether "extrinsic" is a candidate)."""
     est = estimator
     if est.sampling == "poisson":
         return "rsgd"
     point_loss = isinstance(loss, SquaredDistanceLoss)
     if not point_loss or est.n_iter is not None or est.step_size is not None:
         return "rgd"
-    return choose_point_method(n_samples, int(est.space.dim), est.epsilon, est.delta)
+    return choose_point_method(n_samples, int(est.space.dim), est.epsilon, est.delta,
+                               extrinsic)
 
 
-def clip_spec(estimator):
-    """``clip_norm`` as a mechanism takes it: a float, ``AutoClip`` or None."""
+def travel_radius(estimator):
+    """The user's float ``clip_norm`` (the distance the minimiser of a point loss may lie
+    from the start, read by the reach diagnostic even where ``clip_spec`` lowers the clip
+    norm), else None."""
+    clip_norm = estimator.clip_norm
+    return None if clip_norm is None or is_auto_clip(clip_norm) else clip_norm
+
+
+def clip_spec(estimator, loss=None):
+    """``clip_norm`` as a mechanism takes it: a float, ``AutoClip`` or None.
+
+    A float C is lowered to the loss's public gradient bound D where it has one (the
+    ``radius`` of ``HuberDistanceLoss``, whose gradients have norm min(d(x, z), D)):
+    clipping at C > D changes no gradient but calibrates the noise to C.
+    """
     est = estimator
     if is_auto_clip(est.clip_norm):
         return AutoClip(est.clip_quantile, est.epsilon * est.clip_budget_fraction)
+    bound = getattr(loss, "radius", None)
+    if est.clip_norm is not None and bound is not None:
+        return min(est.clip_norm, bound)
     return est.clip_norm
 
 
@@ -190,20 +210,34 @@ def gradient_spec(estimator, method, n_samples, weights, loss, start, settings=N
     return GradientRelease(
         space=est.space, loss=loss, n_samples=n_samples,
         epsilon=optimisation_epsilon(est) if epsilon is None else epsilon,
-        delta=est.delta, method=method, n_iter=n_iter, clip_norm=clip_spec(est),
+        delta=est.delta, method=method, n_iter=n_iter, clip_norm=clip_spec(est, loss),
         init_point=start, step_size=est.step_size, batch_size=batch_size,
         inner_steps=inner_steps, clip_norm_single=est.clip_norm_single,
         sampling=est.sampling, output=output, weights=weights,
         noise_method=est.noise_method, smoothness=smoothness, label=type(est).__name__,
-        verbose=est.verbose, **rules)
+        verbose=est.verbose, travel_radius=travel_radius(est), **rules)
 
 
-def tangent_spec(estimator, mechanism, n_samples, weights, loss, start, smoothness=1.0):
+def tangent_spec(estimator, mechanism, n_samples, weights, loss, start, smoothness=1.0,
+                 horizon_scale=1.0):
     """The tangent release ``mechanism`` (``TangentRelease`` or ``TwoStageRelease``) for
-    the estimator's parameters (arguments as in ``gradient_spec``)."""
+    the estimator's parameters (arguments as in ``gradient_spec``; ``horizon_scale`` as
+    in ``TangentSteps``)."""
     est = estimator
     return mechanism(
         space=est.space, loss=loss, n_samples=n_samples, epsilon=est.epsilon,
-        delta=est.delta, steps_epsilon=optimisation_epsilon(est), clip_norm=clip_spec(est),
+        delta=est.delta, steps_epsilon=optimisation_epsilon(est),
+        clip_norm=clip_spec(est, loss),
         init_point=start, weights=weights, noise_method=est.noise_method,
-        smoothness=smoothness, label=type(est).__name__)
+        smoothness=smoothness, label=type(est).__name__, horizon_scale=horizon_scale,
+        travel_radius=travel_radius(est))
+
+
+def extrinsic_spec(estimator, n_samples, weights, loss, start):
+    """The ``ExtrinsicRelease`` for the estimator's parameters (arguments as in
+    ``gradient_spec``)."""
+    est = estimator
+    return ExtrinsicRelease(
+        space=est.space, loss=loss, n_samples=n_samples, epsilon=est.epsilon,
+        delta=est.delta, steps_epsilon=optimisation_epsilon(est), clip_norm=clip_spec(est),
+        init_point=start, weights=weights, label=type(est).__name__)

@@ -7,6 +7,7 @@ rule, and the method's mechanism built from public quantities only
 (``learning._base.PrivateEstimator._fit_release``).
 """
 
+import math
 from typing import ClassVar
 
 from sklearn.utils._param_validation import StrOptions
@@ -15,18 +16,21 @@ from geomstats_dp._dask import is_dask_array
 from geomstats_dp._validation import HasMetric
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._data import check_array, check_sample_count
+from geomstats_dp.learning._defaults import convergence_scale
 from geomstats_dp.learning._gradient_methods import (
     GRADIENT_CONSTRAINTS,
     GRADIENT_FITTED,
     auto_gradient_method,
     check_all_records,
     check_cross_params,
+    extrinsic_spec,
     gradient_settings,
     gradient_spec,
     optimisation_epsilon,
     public_size,
     tangent_spec,
 )
+from geomstats_dp.learning.mechanisms.extrinsic import ExtrinsicRelease
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.learning.mechanisms.tangent import TangentRelease, TwoStageRelease
 from geomstats_dp.optim import (
@@ -75,17 +79,20 @@ class PrivateERM(PrivateEstimator):
         Privacy parameter of this release, > 0.
     delta : float
         In (0, 1).
-    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage"}
+    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "extrinsic"}
         "auto" (default): "rsgd" for ``sampling="poisson"``; "rgd" for a loss whose
         samples are not points of the space or when ``n_iter`` or ``step_size`` is given;
         else "rgd" or "two_stage" by a public
         rule on n, the dimension, epsilon and delta (``learning.mechanisms.choice``);
-        ``method_`` records the choice.
+        ``method_`` records the choice. "extrinsic" (point losses on the hypersphere or
+        SPD) releases the projected extrinsic mean (``learning.mechanisms.extrinsic``),
+        not the loss's minimiser: "auto" does not pick it.
     clip_norm : float, "auto" or None
         C, a public bound on the per-sample gradient norms |grad f(x; z)|_x in the
         Riemannian metric (for the squared distance: the data radius around the
         iterates). Gradients above it are scaled down, which biases the minimiser but not
-        the guarantee. "auto" releases a private ``clip_quantile`` of the per-sample
+        the guarantee; a float above the loss's public gradient bound (the radius of
+        ``HuberDistanceLoss``) is lowered to it. "auto" releases a private ``clip_quantile`` of the per-sample
         gradient norms at the initial point (exponential mechanism on a public grid,
         ``privacy.quantile``), spending ``clip_budget_fraction`` of epsilon as its own
         pure-DP ledger event; the optimisation gets the rest. None infers C from the data
@@ -165,7 +172,8 @@ class PrivateERM(PrivateEstimator):
 
     _MECHANISMS: ClassVar[dict] = {
         "rgd": GradientRelease, "rsgd": GradientRelease, "rsvrg": GradientRelease,
-        "tangent": TangentRelease, "two_stage": TwoStageRelease}
+        "tangent": TangentRelease, "two_stage": TwoStageRelease,
+        "extrinsic": ExtrinsicRelease}
     _FITTED = GRADIENT_FITTED
     _check_data = check_all_records
     _parameter_constraints: ClassVar[dict] = {
@@ -286,12 +294,23 @@ class PrivateERM(PrivateEstimator):
         mechanism = self._MECHANISMS[method]
         if mechanism is GradientRelease:
             return self._gradient_spec(method, n_samples, weights)
+        if mechanism is ExtrinsicRelease:
+            return extrinsic_spec(self, n_samples, weights, self._make_loss(),
+                                  self._start_point())
         return tangent_spec(self, mechanism, n_samples, weights, self._make_loss(),
-                            self._start_point(), 1.0)
+                            self._start_point(), 1.0, self._convergence_scale(n_samples))
+
+    def _convergence_scale(self, n_samples):
+        """``_defaults.convergence_scale`` of the public n, d, epsilon, delta."""
+        return convergence_scale(n_samples, int(self.space.dim), self.epsilon, self.delta)
 
     def _gradient_spec(self, method, n_samples, weights):
-        """The ``GradientRelease`` of ``method`` ("rgd", "rsgd", "rsvrg")."""
+        """The ``GradientRelease`` of ``method`` ("rgd", "rsgd", "rsvrg"); the default
+        number of DP-RGD steps lengthened by ``_convergence_scale``."""
+        n_iter, *settings = gradient_settings(self, method, n_samples)
+        if method == "rgd" and self.n_iter is None:
+            n_iter = math.ceil(n_iter * self._convergence_scale(n_samples))
         return gradient_spec(
             self, method, n_samples, weights, self._make_loss(), self._start_point(),
-            settings=gradient_settings(self, method, n_samples),
+            settings=(n_iter, *settings),
             epsilon=optimisation_epsilon(self), smoothness=1.0)

@@ -17,6 +17,7 @@ from geomstats_dp.learning._gradient_methods import (
     auto_gradient_method,
     check_all_records,
     check_cross_params,
+    extrinsic_spec,
     gradient_spec,
     public_size,
     tangent_spec,
@@ -24,6 +25,10 @@ from geomstats_dp.learning._gradient_methods import (
 from geomstats_dp.learning.mechanisms.choice import (
     LAPLACE_RATIO_THRESHOLD,
     laplace_noise_ratio,
+)
+from geomstats_dp.learning.mechanisms.extrinsic import (
+    ExtrinsicRelease,
+    extrinsic_embedding,
 )
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
@@ -50,8 +55,13 @@ class PrivateFrechetMean(PrivateEstimator):
       (``learning.mechanisms.tangent``: sensitivity 2C/n per step, Gaussian DP).
     - method="laplace": the Riemannian Laplace mechanism (pure epsilon-DP) of Reimherr et
       al. on data in the ball B(center, radius).
+    - method="extrinsic": the projected extrinsic mean (``learning.mechanisms.extrinsic``):
+      the mean of the unit vectors (sphere, sensitivity 2/n) or of the clipped
+      log-Euclidean or Euclidean embeddings of SPD matrices (2C/n) plus Gaussian noise,
+      projected back; one release, free of the start's distance.
     - method="auto" (default): "laplace" when the ball is given, the weights are uniform
-      and its expected noise is below the Gaussian release's; else "rgd" when the noise
+      and its expected noise is below the Gaussian release's; else, on the hypersphere,
+      "extrinsic" in a band of the one-shot noise ratio; else "rgd" when the noise
       dominates, "two_stage" otherwise (``learning.mechanisms.choice``; public quantities
       only). ``method_`` records the choice.
 
@@ -63,7 +73,7 @@ class PrivateFrechetMean(PrivateEstimator):
         Privacy parameter of this release, > 0.
     delta : float
         In (0, 1); "laplace" (pure DP) ignores it and accepts 0.
-    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace"}
+    method : {"auto", "rgd", "rsgd", "rsvrg", "tangent", "two_stage", "laplace", "extrinsic"}
         The release; ``method_`` records what "auto" chose.
     clip_norm : float, "auto" or None
         C, a public bound on the per-sample gradient norms d(x, z) (the data radius
@@ -123,7 +133,8 @@ class PrivateFrechetMean(PrivateEstimator):
 
     _MECHANISMS: ClassVar[dict] = {
         "rgd": GradientRelease, "rsgd": GradientRelease, "rsvrg": GradientRelease,
-        "tangent": TangentRelease, "two_stage": TwoStageRelease, "laplace": LaplaceRelease}
+        "tangent": TangentRelease, "two_stage": TwoStageRelease, "laplace": LaplaceRelease,
+        "extrinsic": ExtrinsicRelease}
     _FITTED = GRADIENT_FITTED
     _check_data = check_all_records
     _parameter_constraints: ClassVar[dict] = {
@@ -217,7 +228,8 @@ class PrivateFrechetMean(PrivateEstimator):
         else the rule of ``_gradient_methods.auto_gradient_method``."""
         if self.method != "auto":
             return self.method
-        method = auto_gradient_method(self, n_samples, self._make_loss())
+        method = auto_gradient_method(self, n_samples, self._make_loss(),
+                                      extrinsic_embedding(self.space) == "sphere")
         if self.radius is None or self.center is None:
             return method
         if self._weighted or self.n_iter is not None or self.step_size is not None:
@@ -253,6 +265,8 @@ class PrivateFrechetMean(PrivateEstimator):
                                   self.center)
         if mechanism is GradientRelease:
             return gradient_spec(self, method, n_samples, weights, self._make_loss(), start)
+        if mechanism is ExtrinsicRelease:
+            return extrinsic_spec(self, n_samples, weights, self._make_loss(), start)
         return tangent_spec(self, mechanism, n_samples, weights, self._make_loss(), start)
 
     def score(self, X, y=None, sample_weight=None):

@@ -18,6 +18,7 @@ from geomstats_dp.learning.mechanisms.class_means import (
     ATOL,
     ClassMeansRelease,
     class_mean_multipliers,
+    reference_release,
 )
 from geomstats_dp.optim.initial_point import check_init_point
 
@@ -26,16 +27,20 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
     """Differentially private minimum distance to mean (MDM) classifier.
 
     One private mean per class (``learning.mechanisms.class_means``: ``n_iter`` noisy
-    full-batch tangent steps from the public start, the classes' clipped tangent sums one
+    full-batch tangent steps from a common start, the classes' clipped tangent sums one
     Gaussian query), then a point is given the class of the nearest centroid, as
-    geomstats' ``RiemannianMinimumDistanceToMean`` and pyRiemann's ``MDM``.
+    geomstats' ``RiemannianMinimumDistanceToMean`` and pyRiemann's ``MDM``. The common
+    start is a private mean of all the records (``reference_fraction`` of the budget,
+    ``reference_n_iter`` steps of clip radius ``reference_clip_norm`` from
+    ``init_point``), or ``init_point`` itself with ``reference_fraction=0``.
 
     Privacy. ``labels="private"`` (default): replace-one on whole records (features and
     label); the class counts are released as noisy counts (5% of mu^2, l2 sensitivity
     sqrt(2)) and the class sums have l2 sensitivity 2C. ``labels="public"``: the labels
     are public and neighbours differ in one record's features; the public class sizes are
     used and the classes compose in parallel (the stacked sums, sensitivity 2C, pay the
-    budget once). Accountant: Gaussian DP, exact composition of the rounds (and counts);
+    budget once). The reference start: replace-one, sensitivity 2C' per round. Accountant:
+    Gaussian DP, exact composition of the rounds (reference, counts, class sums);
     ``epsilon``/``delta`` of the whole fit. ``predict``, ``predict_proba`` and
     ``transform`` are post-processing of the released centroids.
 
@@ -57,7 +62,14 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
     n_iter : int
         Public number of rounds of tangent steps.
     init_point : array-like or None, shape=[*space.shape]
-        The public start of every class; None: the canonical point (identity for SPD).
+        The public start of the reference point (of every class with
+        ``reference_fraction=0``); None: the canonical point (identity for SPD).
+    reference_fraction : float
+        Share of the budget's mu^2 spent on the private common start, in [0, 1).
+    reference_clip_norm : float
+        C': the clip radius of its tangent steps.
+    reference_n_iter : int
+        Its number of tangent steps.
     budget : PrivacyBudget or None
         Charged by ``fit``; None: the active budget, else a fresh one.
     random_state : None, int or numpy.random.Generator
@@ -77,7 +89,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
     noise_multiplier_ : float
         z of one round of class sums.
     noise_multipliers_ : dict
-        z of the class sums and of the counts (None with public labels).
+        z of the class sums, of the counts (None with public labels) and of the
+        reference rounds (None with ``reference_fraction=0``).
     n_iter_ : int
     """
 
@@ -90,12 +103,16 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
         "n_iter": [Interval(Integral, 1, None, closed="left")],
         "init_point": ["array-like", None],
+        "reference_fraction": [Interval(Real, 0, 1, closed="left")],
+        "reference_clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "reference_n_iter": [Interval(Integral, 1, None, closed="left")],
         **PRIVACY_CONSTRAINTS,
     }
 
     def __init__(self, space, epsilon=1.0, delta=1e-5, labels="private", classes=None,
-                 clip_norm=1.0, n_iter=3, init_point=None, budget=None, random_state=None,
-                 secure=False):
+                 clip_norm=1.0, n_iter=1, init_point=None, reference_fraction=0.2,
+                 reference_clip_norm=3.0, reference_n_iter=3, budget=None,
+                 random_state=None, secure=False):
         self.space = space
         self.epsilon = epsilon
         self.delta = delta
@@ -104,6 +121,9 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
         self.clip_norm = clip_norm
         self.n_iter = n_iter
         self.init_point = init_point
+        self.reference_fraction = reference_fraction
+        self.reference_clip_norm = reference_clip_norm
+        self.reference_n_iter = reference_n_iter
         self.budget = budget
         self.random_state = random_state
         self.secure = secure
@@ -129,12 +149,17 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, PrivateEstimator):
         private = self.labels == "private"
         classes, codes = class_codes(y, self.classes, len(points), private)
         start = to_numpy(check_init_point(self.space, self.init_point, ATOL))
+        share = float(self.reference_fraction)
+        reference = None if share == 0 else reference_release(
+            self.space, start, len(points), self.epsilon, self.delta,
+            float(self.reference_clip_norm), self.reference_n_iter, share,
+            f"{type(self).__name__}: reference point")
         count_z, sum_z = class_mean_multipliers(self.epsilon, self.delta, self.n_iter,
-                                                private)
+                                                private, 1 - share)
         mechanism = ClassMeansRelease(
             self.space, start, len(classes), float(self.clip_norm), self.n_iter, sum_z,
             count_z, None if private else tuple(np.bincount(codes, minlength=len(classes))),
-            label=type(self).__name__)
+            label=type(self).__name__, reference=reference)
         fitted = run_release(mechanism, budget, (points, codes), None,
                              self.random_state, self.secure)
         return self._set_fitted(fitted, classes_=classes, budget_=budget,

@@ -2,10 +2,13 @@
 Stiefel manifold (``learning.mechanisms.analyze_gauss``, ``mechanisms.pca_gradient``).
 """
 
+import math
+import warnings
 from typing import ClassVar
 
 import geomstats.backend as gs
 import numpy as np
+from scipy import sparse
 from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -29,16 +32,23 @@ from geomstats_dp.learning.mechanisms.pca_gradient import (
     PCALoss,
     start_basis,
 )
+from geomstats_dp.privacy import PrivacyLeakWarning
 
 __all__ = ["PCALoss", "PrivatePCA", "auto_method", "explained_variance_ratio",
            "start_basis"]
 
 PCA_FITTED = GRADIENT_FITTED + ("components_", "mean_", "explained_variance_",
-                                 "explained_variance_ratio_", "data_norm_",
+                                 "explained_variance_ratio_", "noise_variance_",
+                                 "data_norm_",
                                  "n_features_in_")
 # full-batch DP-RGD only: the budget shares compose exactly under Gaussian DP, which
 # subsampled DP-RSGD / DP-RSVRG accounting does not
 MECHANISMS = {"analyze_gauss": AnalyzeGaussRelease, "rgd": PCAGradientRelease}
+# centering: a private mean subtracted first (scikit-learn's PCA), or the rows as they are
+CENTERINGS = ("private_mean", "none")
+# score: the noise variance is floored at this fraction of B^2 / p (a public scale), so
+# that the likelihood stays finite when the released residual is not positive
+NOISE_VARIANCE_FLOOR = 1e-6
 # method="auto": "rgd" above this number of features (``auto_method``)
 AUTO_MAX_FEATURES = 4096
 
@@ -54,9 +64,10 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
     share of the Gaussian-DP budget mu^2 (mu = ``gdp_mu(epsilon, delta)``), so that the
     events of a fit compose exactly to (epsilon, delta):
 
-    - ``centered=False``: a private mean first (sensitivity 2B / n, share
-      ``mean_budget_fraction``), subtracted from every row, which is then mapped to
-      norm <= B again;
+    - ``centering="private_mean"`` (default, as scikit-learn's PCA centres): a private
+      mean first (sensitivity 2B / n, share ``mean_budget_fraction``), subtracted from
+      every row, which is then mapped to norm <= B again; ``centering="none"``: the rows
+      as they are (their uncentred second moment);
     - ``method="analyze_gauss"``: the second-moment matrix (1/n) sum z z^T plus a
       symmetric Gaussian matrix (sensitivity sqrt(2) B^2 / n for its upper triangle),
       top-k eigenvectors (Dwork, Talwar, Thakurta & Zhang 2014;
@@ -79,11 +90,12 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
     data_norm : float
         B, a public bound on the row norms (from the measurement's range, never from the
         data; features in [0, 1]^p give B = sqrt(p)). Required.
-    centered : bool
-        True: the rows are used as they are (their second moment; data centred publicly,
-        or uncentred PCA). False: a private mean is subtracted first (scikit-learn's PCA).
+    centering : {"private_mean", "none"}
+        "private_mean" (default): a private mean is released and subtracted first, as
+        scikit-learn's PCA centres. "none": the rows are used as they are (an uncentred
+        PCA, or data centred publicly), the whole budget on the components.
     mean_budget_fraction : float
-        With ``centered=False``, the share of mu^2 spent on the mean, in (0, 1).
+        With ``centering="private_mean"``, the share of mu^2 spent on the mean, in (0, 1).
     method : {"auto", "analyze_gauss", "rgd"}
     n_iter : int, optional
         "rgd": the number of steps; default ``PCA_ITER_FACTOR`` times the Frechet
@@ -113,17 +125,21 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
         Released variances along the components (floored at 0).
     explained_variance_ratio_ : array-like, shape=[n_components]
         Over the released total variance.
+    noise_variance_ : float
+        The released variance outside the components over the p - k other directions
+        (floored at 0), as in scikit-learn's PCA: the noise of ``score``'s model.
     mean_ : array-like, shape=[n_features]
-        The private mean (zeros when ``centered=True``).
+        The private mean (zeros with ``centering="none"``).
     method_ : str
         The method run ("auto" resolved).
     noise_ratio_ : float
-        Expected noise displacement against the signal, from released quantities
-        (analyze_gauss: noise spectral norm over the k-th released eigenvalue less that
-        norm; gradient methods: the noise ratio of ``PrivateERM`` in radians, with the
-        curvature set to the private trace less twice its noise, an optimistic eigengap). Above 1 a NoiseDominatesWarning is
-        emitted. Derived from the release, it differs between neighbouring datasets as
-        the release does.
+        Expected noise against the largest signal any data could have, public (a
+        function of n, p, epsilon, delta and the settings: the same on neighbouring
+        datasets). Analyze Gauss: the noise matrix's expected spectral norm
+        2 sigma sqrt(p) over B^2, the largest eigenvalue rows of norm <= B can have;
+        DP-RGD: the noise ratio of ``PrivateERM`` in radians on the model problem of
+        curvature and trace B^2. Above 1 a NoiseDominatesWarning says that no data can
+        make the release better than the data-independent start.
     data_norm_ : float
     n_features_in_ : int
     estimate_ : array-like, shape=[n_features] or [n_features, n_components]
@@ -150,20 +166,20 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
             "random_state", "secure", "verbose")},
         "n_components": [PositiveInt()],
         "data_norm": [PositiveFinite(), None],  # None: refused with its own message
-        "centered": ["boolean"],
+        "centering": [StrOptions(set(CENTERINGS))],
         "mean_budget_fraction": PROBABILITY,
         "method": [StrOptions({"auto", *MECHANISMS})],
     }
 
     def __init__(self, n_components=1, epsilon=1.0, delta=1e-5, data_norm=None,
-                 centered=True, mean_budget_fraction=0.1, method="auto", n_iter=None,
+                 centering="private_mean", mean_budget_fraction=0.1, method="auto", n_iter=None,
                  step_size=None, output=None, noise_method="transport", budget=None,
                  random_state=None, secure=False, verbose=False):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
-        self.centered = centered
+        self.centering = centering
         self.mean_budget_fraction = mean_budget_fraction
         self.method = method
         self.n_iter = n_iter
@@ -199,7 +215,7 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
         mechanism = MECHANISMS[method](
             n_samples=n_samples, n_components=self.n_components,
             data_norm=float(self.data_norm), epsilon=self.epsilon, delta=self.delta,
-            mean_share=0.0 if self.centered else self.mean_budget_fraction,
+            mean_share=self.mean_budget_fraction if self.centering == "private_mean" else 0.0,
             label=type(self).__name__, **self._gradient_settings(method, n_features))
         return self._fit_release(budget, method, mechanism, data, None)
 
@@ -210,6 +226,7 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
             gs.reshape(to_backend(to_numpy(fitted["estimate_"])), (n_features, -1)))
         for name in ("mean_", "explained_variance_", "explained_variance_ratio_"):
             fitted[name] = to_backend(fitted[name])
+        fitted["noise_variance_"] = float(fitted["noise_variance_"])
         fitted.update(data_norm_=float(self.data_norm), n_features_in_=n_features)
         return fitted
 
@@ -237,10 +254,14 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
 
     def _check_input(self, X):
         """Shape-only checks of X (its values are mapped row by row by the release)."""
+        _refuse_sparse(X, "X")
         data = check_array(X, "X", lazy=True)
         if data.ndim != 2:
             raise ValueError(f"X must have shape [n_samples, n_features], got {data.shape}")
         check_sample_count(len(data), "X")
+        if data.shape[1] < 2:
+            raise ValueError(f"X has {data.shape[1]} feature(s) (shape={data.shape}) while "
+                             "a minimum of 2 is required (n_components < n_features)")
         if self.n_components >= data.shape[1]:
             raise ValueError(f"n_components must be < n_features = {data.shape[1]}, "
                              f"got {self.n_components}")
@@ -262,6 +283,61 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
         data = to_backend(_finite_input(X, "X", self.n_features_in_))
         return gs.matmul(data - self.mean_, gs.transpose(self.components_))
 
+    def score_samples(self, X):
+        """Log-likelihood of each row under the probabilistic PCA model of the release.
+
+        The model of Tipping & Bishop 1999, as scikit-learn's ``PCA.score_samples``:
+        x ~ N(mean_, C) with C = sigma^2 I plus (lambda_i - sigma^2)_+ along each
+        component, lambda_i = ``explained_variance_`` and sigma^2 = ``noise_variance_``
+        floored at ``NOISE_VARIANCE_FLOOR`` B^2 / p. Post-processing of the release: it
+        spends nothing; the values are computed on X, so a PrivacyLeakWarning says that
+        they are not private.
+
+        Parameters
+        ----------
+        X : array-like, shape=[n_samples, n_features]
+            Finite values.
+
+        Returns
+        -------
+        log_likelihood : array-like, shape=[n_samples]
+        """
+        _warn_not_private()
+        return self._log_likelihood(X)
+
+    def score(self, X, y=None):
+        """The average log-likelihood of the rows of X (``score_samples``), so that
+        ``cross_val_score`` and the searches can rank settings (post-processing; a
+        PrivacyLeakWarning: the value is not private).
+
+        Parameters
+        ----------
+        X : array-like, shape=[n_samples, n_features]
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        _warn_not_private()
+        return float(gs.mean(self._log_likelihood(X)))
+
+    def _log_likelihood(self, X):
+        """``score_samples`` without its warning."""
+        check_is_fitted(self, "components_")
+        data = to_backend(_finite_input(X, "X", self.n_features_in_))
+        n_features = self.n_features_in_
+        noise = max(self.noise_variance_,
+                    NOISE_VARIANCE_FLOOR * self.data_norm_**2 / n_features)
+        variances = gs.maximum(self.explained_variance_, noise)
+        centred = data - self.mean_
+        projections = gs.matmul(centred, gs.transpose(self.components_))
+        quadratic = (gs.sum(centred**2, axis=1) / noise
+                     + gs.sum(projections**2 * (1 / variances - 1 / noise), axis=1))
+        log_det = gs.sum(gs.log(variances)) + (n_features - len(variances)) * math.log(noise)
+        return -0.5 * (quadratic + log_det + n_features * math.log(2 * math.pi))
+
     def inverse_transform(self, X):
         """Map projections back to the feature space (post-processing).
 
@@ -279,13 +355,30 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
         return gs.matmul(data, self.components_) + self.mean_
 
 
+def _warn_not_private():
+    """The PrivacyLeakWarning of a value computed on the user's data."""
+    warnings.warn("score evaluates a log-likelihood on the data; the value is not "
+                  "differentially private", PrivacyLeakWarning, stacklevel=3)
+
+
+def _refuse_sparse(X, name):
+    """Raise TypeError for a scipy sparse matrix or array (the rows are mapped densely)."""
+    if sparse.issparse(X):
+        raise TypeError(f"{name} must be a dense array: sparse input is not supported, "
+                        f"got {type(X).__name__}")
+
+
 def _finite_input(X, name, n_columns):
-    """X as a finite numpy array of shape [n_samples, n_columns]."""
-    data = check_array(X, name)
-    if data.ndim != 2 or data.shape[1] != n_columns:
-        raise ValueError(
-            f"{name} must have shape [n_samples, {n_columns}], got {data.shape}"
-        )
+    """X as a finite numpy array of shape [n_samples, n_columns] (post-processing input)."""
+    _refuse_sparse(X, name)
+    data = check_array(X, name, min_ndim=1)
+    if data.ndim != 2:
+        raise ValueError(f"{name} must have shape [n_samples, {n_columns}], got "
+                         f"{data.shape}: Reshape your data to one row per sample")
+    if data.shape[1] != n_columns:
+        raise ValueError(f"{name} must have shape [n_samples, {n_columns}], got "
+                         f"{data.shape}: {name} has {data.shape[1]} features, but PrivatePCA "
+                         f"is expecting {n_columns} features as input")
     check_finite_array(data, name)
     return data
 

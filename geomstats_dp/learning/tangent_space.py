@@ -6,7 +6,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import softmax
 from sklearn.base import ClassifierMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_numpy
@@ -17,16 +17,17 @@ from geomstats_dp.learning._tangent_frame import tangent_frame
 from geomstats_dp.learning.mechanisms.base import run_release
 from geomstats_dp.learning.mechanisms.class_means import (
     ATOL,
-    class_mean_multipliers,
     pooled_mean,
+    reference_release,
 )
 from geomstats_dp.learning.mechanisms.logistic import LogisticRelease
+from geomstats_dp.learning.mechanisms.logistic_objective import LogisticObjectiveRelease
 from geomstats_dp.learning.mechanisms.tangent_logistic import (
     TangentLogisticRelease,
     tangent_rows,
 )
 from geomstats_dp.optim.initial_point import canonical_point, check_init_point
-from geomstats_dp.privacy import share_noise_multipliers
+from geomstats_dp.privacy import calibrate_gaussian, share_noise_multipliers
 
 
 class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
@@ -131,12 +132,10 @@ class PrivateToTangentSpace(TransformerMixin, PrivateEstimator):
         if self.base_point is not None:
             return None, to_numpy(check_init_point(self.space, self.base_point, ATOL,
                                                    "base_point"))
-        multiplier = class_mean_multipliers(self.epsilon, self.delta,
-                                            self.reference_n_iter, False, share)[1]
         start = to_numpy(canonical_point(self.space))
-        return pooled_mean(self.space, start, n_samples, float(self.reference_clip_norm),
-                           self.reference_n_iter, multiplier,
-                           f"{type(self).__name__}: reference point"), None
+        return reference_release(self.space, start, n_samples, self.epsilon, self.delta,
+                                 float(self.reference_clip_norm), self.reference_n_iter,
+                                 share, f"{type(self).__name__}: reference point"), None
 
     def _set_reference(self, fitted, budget):
         """Set the fitted attributes and the frame at ``base_point_``."""
@@ -164,18 +163,21 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
     """Differentially private tangent-space classifier: a private reference point, clipped
     orthonormal tangent coordinates at it, a private multinomial logistic regression.
 
-    One release (``mechanisms.tangent_logistic``): the reference point takes
-    ``reference_fraction`` of the mu^2 of the fit's (epsilon, delta)
-    (``PrivateToTangentSpace``; none with a public ``base_point``), the linear model the
-    rest (``mechanisms.logistic``: noisy full-batch gradient descent with per-record
-    gradient clipping on the rows scaled by 1 / ``clip_norm`` into the unit ball).
-    Noisy gradient descent was chosen over objective perturbation (Chaudhuri, Monteleoni
-    & Sarwate 2011; Kifer, Smith & Thakurta 2012) as the simpler release with an exact
-    accountant; objective perturbation was not measured.
+    One release (``mechanisms.tangent_logistic``): a reference point
+    (``PrivateToTangentSpace``; none with a public ``base_point``), then a linear model on
+    the rows scaled by 1 / ``clip_norm`` into the unit ball, by ``method``:
 
-    Privacy. Adjacency: replace-one on whole records (point and label). Sensitivities:
-    2C' per reference round, 2G per gradient step. Accountant: the rounds and steps are
-    Gaussian releases composed exactly in Gaussian DP to (epsilon, delta).
+    - "noisy_gd" (``mechanisms.logistic``): noisy full-batch gradient descent with
+      per-record gradient clipping; the reference point takes ``reference_fraction`` of
+      the mu^2 of the fit's (epsilon, delta), the steps the rest, all composed exactly in
+      Gaussian DP. Sensitivities: 2C' per reference round, 2G per gradient step.
+    - "objective_perturbation" (``mechanisms.logistic_objective``, Chaudhuri, Monteleoni &
+      Sarwate 2011; Kifer, Smith & Thakurta 2012): the exact minimiser of the penalised
+      cross-entropy plus a random linear term; the reference point is
+      (``reference_fraction`` epsilon, delta / 2)-DP (Gaussian rounds), the model
+      ((1 - ``reference_fraction``) epsilon, delta / 2)-DP, composed by basic composition.
+
+    Privacy. Adjacency: replace-one on whole records (point and label).
 
     Parameters
     ----------
@@ -196,14 +198,18 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
         C': the clip radius of the reference point's tangent steps.
     reference_n_iter : int
         Its number of tangent steps.
+    method : {"noisy_gd", "objective_perturbation"}
+        The release of the linear model.
     gradient_clip : float
-        G: per-record gradient clip.
+        G: per-record gradient clip ("noisy_gd").
     regularization : float
-        lambda >= 0, on the coefficients (not the intercepts).
+        lambda >= 0, the ridge penalty per record (on the coefficients only for
+        "noisy_gd"; on the intercepts too, and raised to the Jacobian's minimum, for
+        "objective_perturbation").
     n_iter : int
-        Gradient steps (public).
+        Gradient steps (public; "noisy_gd").
     step_size : float
-        eta.
+        eta ("noisy_gd").
     budget : PrivacyBudget or None
     random_state : None, int or numpy.random.Generator
     secure : bool
@@ -219,12 +225,13 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
     events_ : tuple
         The reference point's events, then the gradient steps'.
     method_ : str
-        "noisy_gd".
+        ``method``.
     noise_multiplier_ : float
-        z of a gradient step.
+        z of a gradient step, or sigma / (2 zeta) of the objective's linear term.
     noise_multipliers_ : dict
-        z of the reference rounds and of the gradient steps (private reference only).
+        That z and the reference rounds' (private reference only).
     n_iter_ : int
+        Gradient steps, or the solver's public number of steps.
     """
 
     _FITTED = ("base_point_", "coef_", "intercept_", "classes_", "budget_", "events_",
@@ -233,6 +240,7 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
         **PrivateToTangentSpace._parameter_constraints,
         "classes": ["array-like", None],
         "reference_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "method": [StrOptions({"noisy_gd", "objective_perturbation"})],
         "gradient_clip": [Interval(Real, 0, None, closed="neither")],
         "regularization": [Interval(Real, 0, None, closed="left")],
         "n_iter": [Interval(Integral, 1, None, closed="left")],
@@ -241,14 +249,16 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
 
     def __init__(self, space, epsilon=1.0, delta=1e-5, classes=None, base_point=None,
                  reference_fraction=0.2, clip_norm=1.0, reference_clip_norm=3.0,
-                 reference_n_iter=3, gradient_clip=1.0, regularization=1e-3, n_iter=100,
-                 step_size=5.0, budget=None, random_state=None, secure=False):
+                 reference_n_iter=3, method="noisy_gd", gradient_clip=1.0,
+                 regularization=1e-3, n_iter=100, step_size=5.0, budget=None,
+                 random_state=None, secure=False):
         super().__init__(space, epsilon=epsilon, delta=delta, base_point=base_point,
                          clip_norm=clip_norm, reference_clip_norm=reference_clip_norm,
                          reference_n_iter=reference_n_iter, budget=budget,
                          random_state=random_state, secure=secure)
         self.classes = classes
         self.reference_fraction = reference_fraction
+        self.method = method
         self.gradient_clip = gradient_clip
         self.regularization = regularization
         self.n_iter = n_iter
@@ -271,21 +281,44 @@ class PrivateTangentSpaceClassifier(ClassifierMixin, PrivateToTangentSpace):
         points = check_shape(self.space, X)
         classes, codes = class_codes(y, self.classes, len(points), private=True)
         share = 0.0 if self.base_point is not None else self.reference_fraction
-        reference, base_point = self._reference(len(points), share)
-        multiplier = share_noise_multipliers(self.epsilon, self.delta,
-                                             [(1 - share) / self.n_iter])[0]
-        logistic = LogisticRelease(len(points), len(classes), int(self.space.dim),
-                                   float(self.gradient_clip), float(self.regularization),
-                                   self.n_iter, float(self.step_size), multiplier,
-                                   label=type(self).__name__)
+        if self.method == "noisy_gd":
+            reference, base_point = self._reference(len(points), share)
+            logistic = self._noisy_gd(len(points), len(classes), share)
+        else:
+            reference, base_point = self._objective_reference(len(points), share)
+            logistic = LogisticObjectiveRelease(
+                len(points), len(classes), int(self.space.dim), float(self.regularization),
+                (1 - share) * self.epsilon, self.delta / 2 if share else self.delta,
+                label=type(self).__name__)
         mechanism = TangentLogisticRelease(self.space, float(self.clip_norm), logistic,
                                            reference, base_point)
         fitted = run_release(mechanism, budget, (points, codes), None, self.random_state,
                              self.secure)
-        fitted.setdefault("noise_multipliers_", {"gradient": multiplier})
+        fitted.setdefault("noise_multipliers_", {"model": fitted["noise_multiplier_"]})
         self._set_reference(fitted, budget)
-        self.__dict__.update(classes_=classes, method_="noisy_gd")
+        self.__dict__.update(classes_=classes, method_=self.method)
         return self
+
+    def _noisy_gd(self, n_samples, n_classes, share):
+        """The noisy-GD release taking 1 - ``share`` of the budget's mu^2."""
+        multiplier = share_noise_multipliers(self.epsilon, self.delta,
+                                             [(1 - share) / self.n_iter])[0]
+        return LogisticRelease(n_samples, n_classes, int(self.space.dim),
+                               float(self.gradient_clip), float(self.regularization),
+                               self.n_iter, float(self.step_size), multiplier,
+                               label=type(self).__name__)
+
+    def _objective_reference(self, n_samples, share):
+        """The reference point's release at (``share`` epsilon, delta / 2), or the public
+        base point (objective perturbation)."""
+        if not share:
+            return self._reference(n_samples, share)
+        multiplier = calibrate_gaussian(share * self.epsilon, self.delta / 2,
+                                        self.reference_n_iter)
+        start = to_numpy(canonical_point(self.space))
+        return pooled_mean(self.space, start, n_samples, float(self.reference_clip_norm),
+                           self.reference_n_iter, multiplier,
+                           f"{type(self).__name__}: reference point"), None
 
     def decision_function(self, X):
         """Scores of each class, shape=[n_samples, n_classes] (post-processing)."""

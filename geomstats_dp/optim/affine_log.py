@@ -110,6 +110,23 @@ class AffineLogSums:
             return self._closed_form_2x2(data)
         return self.from_eigen(*gs.linalg.eigh(self.whiten(data)))
 
+    def clipped_one(self, record, coefficient, clip_norm):
+        """coefficient * clip_C(-Log_P(X)) for one record X [n, n] (n > 2; SPD(2) takes
+        its closed form through ``__call__``): ``__call__``'s norm and weighted sum of a
+        batch of one, the clip factor in scalars (``clipping.clip_factors``)."""
+        if record.shape[-1] == 2:
+            norms, weighted_sum = self._closed_form_2x2(record[None])
+            norm = float(norms[0])
+            factor = clip_norm / max(norm, clip_norm) if norm < math.inf else 0.0
+            return weighted_sum(coefficient * factor * gs.ones_like(norms))
+        eigvals, eigvecs = gs.linalg.eigh(self.whiten(record[None])[0])
+        logs = gs.log(eigvals)
+        norm = math.sqrt(float((logs * logs).sum())) * self.norm_factor
+        if not norm < math.inf:  # a record that is not positive definite adds nothing
+            return gs.zeros_like(self.base_point)
+        weighted = eigvecs * (logs * -(coefficient * (clip_norm / max(norm, clip_norm))))
+        return self.factor @ (weighted @ eigvecs.T) @ self.factor.T
+
     def whiten(self, data):
         """W_i = F^-1 X_i F^-T for each sample, shape=[k, n, n] (a transposed view).
 

@@ -33,7 +33,7 @@ from geomstats.geometry.hyperboloid import HyperboloidMetric
 from geomstats.geometry.hypersphere import HypersphereMetric
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
-from geomstats_dp._backend import to_backend
+from geomstats_dp._backend import add_scaled, to_backend
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import square_root_factor
 from geomstats_dp.optim.onto_space import (
@@ -43,6 +43,7 @@ from geomstats_dp.optim.onto_space import (
     floor_spectrum_2x2,
     minkowski_squared_norm,
     onto_space,
+    onto_sphere,
 )
 from geomstats_dp.optim.symmetric_2x2 import function_coefficients, spectrum_2x2
 
@@ -69,6 +70,22 @@ class Geodesics:
     def exp(self, tangent_vec, base_point):
         """Exp_base_point(tangent_vec), shape=[..., *space.shape], kept on the space."""
         return onto_space(self.space, self.metric.exp(tangent_vec, base_point))
+
+    def step(self, direction, coefficient, base_point):
+        """Exp_base_point(coefficient direction): a step of the loop (coefficient = -eta),
+        the product folded into the map where its closed form allows.
+
+        Parameters
+        ----------
+        direction : array-like, shape=[*space.shape]
+        coefficient : float
+        base_point : array-like, shape=[*space.shape]
+
+        Returns
+        -------
+        point : array-like, shape=[*space.shape]
+        """
+        return self.exp(coefficient * direction, base_point)
 
     def interpolate(self, start, end, t):
         """Exp_start(t Log_start(end)): the geodesic from start to end at time t, kept on
@@ -151,20 +168,30 @@ class SPDAffineGeodesics(Geodesics):
 
 
 class SphereGeodesics(Geodesics):
-    """The sphere's exponential map at one base point in plain array code: one
-    projection of the step onto the tangent space, then cos|V| P + sin|V| / |V| V;
-    geomstats' Taylor expansion only where |V|^2 is below its threshold."""
+    """The sphere's exponential map at one base point in plain array code: the step's
+    one projection onto the tangent space folded into the map's coefficients,
+    cos|W| P + sin|W| / |W| W with W = c (V - p P), p = <V, P> / <P, P>, from three dot
+    products and one scaled sum; geomstats' Taylor expansion only where |W|^2 is below
+    its threshold."""
 
     def exp(self, tangent_vec, base_point):
         """cos|V| P + sin|V| / |V| V, V projected at P, kept on the space."""
-        if base_point.ndim > 1 or tangent_vec.ndim > 1:
-            return super().exp(tangent_vec, base_point)
-        tangent_vec = tangent_vec - ((tangent_vec @ base_point)
-                                     / (base_point @ base_point)) * base_point
-        sq_norm = tangent_vec @ tangent_vec
+        return self.step(tangent_vec, 1.0, base_point)
+
+    def step(self, direction, coefficient, base_point):
+        """Exp_P(c V) with V projected at P (``Geodesics.step``), kept on the space."""
+        if base_point.ndim > 1 or direction.ndim > 1:
+            return super().exp(coefficient * direction, base_point)
+        along = float(direction.dot(base_point))
+        projection = along / float(base_point.dot(base_point))
+        # |V - p P|^2 = |V|^2 - p <V, P>; <V, P> is rounding for a tangent V
+        sq_norm = coefficient**2 * max(float(direction.dot(direction)) - projection * along,
+                                       0.0)
         coef_1, coef_2 = _even_coefficients(sq_norm, utils.cos_close_0, utils.sinc_close_0, 4,
                                             math.cos, math.sin)
-        return onto_space(self.space, coef_1 * base_point + coef_2 * tangent_vec)
+        coef_2 *= coefficient
+        point = add_scaled(base_point * (coef_1 - coef_2 * projection), coef_2, direction)
+        return onto_sphere(point) if self.space is not None else point
 
 
 def sphere_log(points, base_point):
@@ -209,15 +236,19 @@ class EuclideanGeodesics(Geodesics):
         """P + V."""
         return base_point + tangent_vec
 
+    def step(self, direction, coefficient, base_point):
+        """P + c V."""
+        return add_scaled(base_point, coefficient, direction)
+
 
 def _even_coefficients(sq_norm, close_0_even, close_0_odd, order, even, odd):
-    """(even(|V|), odd(|V|) / |V|) from sq_norm = |V|^2 (a 0-d array): in closed form
-    (``even`` and ``odd`` on floats), or geomstats' Taylor expansions of ``order``
-    (``algebra_utils``) where |V|^2 is below their threshold ``utils.EPSILON``."""
+    """(even(|V|), odd(|V|) / |V|), floats, from sq_norm = |V|^2 (a float or 0-d array):
+    in closed form (``even`` and ``odd`` on floats), or geomstats' Taylor expansions of
+    ``order`` (``algebra_utils``) where |V|^2 is below their threshold ``utils.EPSILON``."""
     squared = float(sq_norm)
     if squared < utils.EPSILON:
-        return (utils.taylor_exp_even_func(sq_norm, close_0_even, order=order),
-                utils.taylor_exp_even_func(sq_norm, close_0_odd, order=order))
+        return (float(utils.taylor_exp_even_func(squared, close_0_even, order=order)),
+                float(utils.taylor_exp_even_func(squared, close_0_odd, order=order)))
     norm = math.sqrt(squared)
     return even(norm), odd(norm) / norm
 

@@ -85,19 +85,42 @@ def tangent_mean(space, points, weights, base_point, geodesics=None, step_size=1
                          base_point)
 
 
-def karcher_mean(space, points, weights, base_point, n_iter=20, step_size=1.0):
-    """Weighted Karcher mean by ``n_iter`` tangent-mean steps (of size ``step_size``)
-    started at ``base_point``.
+def karcher_mean(space, points, weights, base_point, n_iter=20, step_size=1.0, tol=0.0):
+    """Weighted Karcher mean by at most ``n_iter`` tangent-mean steps (of size
+    ``step_size``) started at ``base_point``.
 
-    A fixed number of iterations (no data-dependent stopping; the points are private
-    releases already, so this is only a matter of cost). On SPD with the affine-invariant
-    metric each step is one ``eigh`` per point and one for the exp map, the square-root
-    factor of each iterate kept from the map that produced it (``optim.geodesics``).
+    No stopping rule reads a record: the points are private releases already, so a stop
+    at convergence is post-processing and only a matter of cost. On SPD with the
+    affine-invariant metric each step is one ``eigh`` per point and one for the exp map,
+    the square-root factor of each iterate kept from the map that produced it
+    (``optim.geodesics``).
+
+    Parameters
+    ----------
+    space : Manifold
+    points : array-like, shape=[k, *space.shape]
+    weights : array-like, shape=[k]
+        Non-negative, summing to 1.
+    base_point : array-like, shape=[*space.shape]
+    n_iter : int
+    step_size : float
+    tol : float
+        Stop after the first step whose tangent vector has an ambient norm at most
+        ``tol`` times the point's (at rounding level for ``tol`` near 1e-13, where the
+        iteration has converged); 0 runs the ``n_iter`` steps.
+
+    Returns
+    -------
+    point : array-like, shape=[*space.shape]
     """
     n_iter = check_positive_int(n_iter, "n_iter")
     geodesics = geodesics_for(space)
     point = base_point
     with known_factors(geodesics.known_factor):
         for _ in range(n_iter):
-            point = tangent_mean(space, points, weights, point, geodesics, step_size)
+            step = step_size * weighted_log_sum(space, points, weights, point)
+            size, scale = gs.sqrt(gs.sum(step**2)), gs.sqrt(gs.sum(point**2))
+            point = geodesics.exp(step, point)
+            if float(size) <= tol * float(scale):
+                break
     return point

@@ -156,7 +156,11 @@ def _run_steps(oracle, strategy, transport, point, etas, steps_per_round, output
                geodesics, retraction, callback, keep_iterates, direction_bound):
     """The steps of ``minimize`` in Python: (output point, iterates or None)."""
     space = oracle.loss.space
-    retract = geodesics.exp if retraction is None else retraction
+    if retraction is None:
+        retract = geodesics.step
+    else:
+        def retract(direction, coefficient, base_point):
+            return retraction(coefficient * direction, base_point)
     direction = strategy.stepper(oracle, transport)
     iterates = [] if keep_iterates else None
     step = 0
@@ -173,7 +177,7 @@ def _run_steps(oracle, strategy, transport, point, etas, steps_per_round, output
                 tangent_vec = direction(point, round_step)
                 if direction_bound is not None:
                     tangent_vec = cap_norm(space.metric, tangent_vec, point, direction_bound)
-                point = retract(-etas[step] * tangent_vec, point)
+                point = retract(tangent_vec, -etas[step], point)
                 tracker.after_step(round_step, point)
                 if callback is not None:
                     callback(step, point)

@@ -9,11 +9,13 @@ metric and a large effect on the step. A record whose gradient raises or is not 
 counts as zero; no record's value decides an exception.
 """
 
+import functools
 import math
 from abc import ABC, abstractmethod
 
 import geomstats.backend as gs
 import numpy as np
+from geomstats.geometry.hyperboloid import HyperboloidMetric
 from geomstats.geometry.spd_matrices import SPDAffineMetric
 
 from geomstats_dp._backend import as_numpy, to_backend
@@ -22,11 +24,12 @@ from geomstats_dp.distributions.membership import check_on_space
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import zero_nonfinite
+from geomstats_dp.optim.closed_form_logs import OneRecordSums
 from geomstats_dp.optim.euclidean_sums import MAX_DIM, EuclideanGradientSums
 from geomstats_dp.optim.geodesics import log_for
 from geomstats_dp.optim.gradients import conversion_for, riemannian_gradient
 from geomstats_dp.optim.samples import PairedSamples
-from geomstats_dp.optim.tangent_ops import tangent_ops_for
+from geomstats_dp.optim.tangent_ops import AmbientTangentOps, tangent_ops_for
 
 AUTODIFF_BACKENDS = ("autograd", "pytorch")
 DIFFERENTIATIONS = ("autodiff", "finite_differences")
@@ -203,10 +206,35 @@ class SquaredDistanceLoss(PerSampleLoss):
 
     def gradient_sums(self, point):
         """As ``PerSampleLoss.gradient_sums``; with ``affine_logs`` one ``eigh`` per
-        sample gives the norms and the sums (``AffineLogSums``)."""
-        if self.affine_logs():
+        sample gives the norms and the sums (``AffineLogSums``); on the sphere, the
+        hyperboloid and Euclidean space (geomstats' metrics, unless a subclass overrides
+        ``gradients``) the sums also have the closed-form one-record route
+        ``clipped_one`` (``closed_form_logs``)."""
+        route = self._sums_route()
+        if route == "affine":
             return AffineLogSums(point, unwrap_metric(self.space.metric)[1])
+        if route is not None and point.ndim == 1:
+            return OneRecordSums(functools.partial(super().gradient_sums, point), point, route)
         return super().gradient_sums(point)
+
+    def _sums_route(self):
+        """"affine" (``affine_logs``), the kind of ``OneRecordSums`` ("sphere",
+        "hyperboloid", "euclidean"), or None: from the space, its metric and this
+        class, found once per space."""
+        cached = self.__dict__.get("_route")
+        if cached is not None and cached[0] is self.space:
+            return cached[1]
+        route = None
+        if self.affine_logs():
+            route = "affine"
+        elif type(self).gradients is SquaredDistanceLoss.gradients:
+            ops = self.tangent_ops
+            if isinstance(ops, AmbientTangentOps):
+                route = "sphere" if ops.sphere else "euclidean"
+            elif type(self.space.metric) is HyperboloidMetric:
+                route = "hyperboloid"
+        self._route = (self.space, route)
+        return route
 
     def affine_logs(self):
         """Whether ``gradient_sums`` is ``AffineLogSums``: on SPD with the affine-invariant

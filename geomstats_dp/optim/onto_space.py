@@ -101,11 +101,18 @@ def onto_space(space, point):
         floored, _ = floor_spectrum(point)
         return point if floored is None else floored[0]
     if isinstance(space, Hypersphere) and point.ndim == 1:
-        norm = math.sqrt(float(point @ point))  # numpy's norm of a vector, one call
-        if math.isfinite(norm) and norm > 0 and abs(norm - 1) > SPHERE_TOLERANCE:
-            return point / norm
+        return onto_sphere(point)
     if isinstance(space, Hyperboloid) and point.ndim == 1:
         return onto_hyperboloid(point)
+    return point
+
+
+def onto_sphere(point):
+    """``point`` [d + 1], or x / |x| when | |x| - 1 | exceeds ``SPHERE_TOLERANCE``
+    (unchanged when not finite or zero)."""
+    norm = math.sqrt(float(point.dot(point)))  # numpy's norm of a vector, one call
+    if math.isfinite(norm) and norm > 0 and abs(norm - 1) > SPHERE_TOLERANCE:
+        return point / norm
     return point
 
 

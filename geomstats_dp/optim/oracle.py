@@ -79,7 +79,7 @@ class GradientOracle:
         self.data = data
         self.weights = weights
         self.n_samples = int(data.shape[0])
-        numpy_weights = to_numpy(weights)
+        numpy_weights = self._weights = to_numpy(weights)
         self.max_weight = float(numpy_weights.max())
         self.weight_factor = (1.0 if numpy_weights.min() == self.max_weight
                               else self.n_samples * self.max_weight)
@@ -116,6 +116,10 @@ class GradientOracle:
                                          clip_norm, scale)
         self.n_gradient_evaluations += len(indices)
         sums = self.loss.gradient_sums(point)  # the point's own work, once per query
+        if len(indices) == 1 and hasattr(sums, "clipped_one"):  # closed form, in scalars
+            index = int(indices[0])
+            return sums.clipped_one(self.data[index], scale * float(self._weights[index]),
+                                    clip_norm)
         if len(indices) <= MIN_CHUNK_ROWS and not hasattr(sums, "rows"):  # one chunk
             rows = _row_slice(indices)
             norms, weighted_sum = sums(self.data[rows])

@@ -205,8 +205,13 @@ def approx_composition(approx, delta_prime=0.0):
     if delta_prime == 0:
         return math.fsum(event.epsilon for event in approx), delta
     squares = math.fsum(event.epsilon**2 for event in approx)
+    if max(event.epsilon for event in approx) > _LARGEST_EXPONENT:
+        return math.inf, delta + delta_prime  # e^epsilon overflows: no useful bound
     drift = math.fsum(event.epsilon * math.expm1(event.epsilon) for event in approx)
     return math.sqrt(2 * math.log(1 / delta_prime) * squares) + drift, delta + delta_prime
+
+
+_LARGEST_EXPONENT = 700.0  # math.expm1 overflows a float beyond about 709.8
 
 
 def _compose_with_approx(rest, approx, delta, method):

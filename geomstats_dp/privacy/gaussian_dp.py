@@ -106,3 +106,22 @@ def share_epsilon(epsilon, delta, share):
     """
     return gdp_epsilon(math.sqrt(share) * gdp_mu(epsilon, delta), delta)
 
+
+def share_target(epsilon, delta, share):
+    """An (epsilon', delta') target whose largest Gaussian-DP parameter is
+    m = sqrt(share) * gdp_mu(epsilon, delta): a calibration to it (one Gaussian or a run of
+    full-batch steps) spends exactly ``share`` of mu^2.
+
+    ``share_epsilon`` at the fit's delta is 0 once the share alone is (0, delta)-DP (a
+    small share at a large delta), a target no calibration accepts. Here the point of
+    m's privacy curve at epsilon' = m^2 / 2 + m is used instead: there
+    delta' = Phi(-1) - e^epsilon' Phi(-1 - m) lies in (0, Phi(-1)) for every m > 0.
+
+    Returns
+    -------
+    epsilon, delta : float
+    """
+    mu = math.sqrt(share) * gdp_mu(epsilon, delta)
+    target = mu * mu / 2 + mu
+    return target, gdp_delta(target, mu)
+

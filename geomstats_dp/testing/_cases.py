@@ -10,6 +10,7 @@ import math
 
 import geomstats.backend as gs
 import numpy as np
+import scipy.linalg
 from geomstats.geometry.euclidean import Euclidean
 from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
@@ -172,6 +173,7 @@ def _frechet_mean_cases():
     cases.append(Case("PrivateFrechetMean(method='laplace',space=sphere)", laplace, X,
                       reference=frechet_mean_reference(space),
                       distance=riemannian_distance(space), tolerance=5e-2))
+    cases += _extrinsic_cases()
     flat = Euclidean(2)
     X = to_backend(np.random.default_rng(SEED).uniform(-0.5, 0.5, (N_SAMPLES, 2)))
     at_threshold = PrivateFrechetMean(flat, epsilon=threshold_epsilon(N_SAMPLES, 2, 1e-5),
@@ -179,6 +181,32 @@ def _frechet_mean_cases():
     cases.append(Case("PrivateFrechetMean(method='auto',space=euclidean,at_threshold)",
                       at_threshold, X, reference=frechet_mean_reference(flat),
                       distance=riemannian_distance(flat), tolerance=5e-2))
+    return cases
+
+
+def extrinsic_mean_reference(X, y=None):
+    """The projected extrinsic mean, in numpy and scipy: unit vectors' mean normalised
+    (sphere, X of shape [n, p]) or expm of the mean matrix logarithm (SPD, [n, m, m])."""
+    points = to_numpy(X)
+    if points.ndim == 2:
+        mean = points.mean(axis=0)
+        return mean / np.linalg.norm(mean)
+    return scipy.linalg.expm(np.mean([scipy.linalg.logm(point).real for point in points],
+                                     axis=0))
+
+
+def _extrinsic_cases():
+    """method="extrinsic" on the sphere (C = 1 intrinsic) and SPD (C = 2: nothing is
+    clipped, so the release converges to the log-Euclidean mean)."""
+    cases = []
+    for space_name, clip_norm in (("sphere", 1.0), ("spd", 2.0)):
+        space = CHEAP_SPACES[space_name]()
+        estimator = PrivateFrechetMean(space, epsilon=1.0, clip_norm=clip_norm,
+                                       method="extrinsic", random_state=SEED)
+        cases.append(Case(f"PrivateFrechetMean(method='extrinsic',space={space_name})",
+                          estimator, _cloud(space, N_SAMPLES, 0.5, SEED),
+                          reference=extrinsic_mean_reference,
+                          distance=riemannian_distance(space), tolerance=5e-2))
     return cases
 
 
@@ -302,16 +330,22 @@ def mdm_reference(space):
     return reference
 
 
-def tangent_logistic_reference(space, clip_norm, regularization):
+def tangent_logistic_reference(space, clip_norm, regularization,
+                               penalised_intercept=False):
     """scikit-learn's LogisticRegression on the clipped orthonormal tangent rows at
-    geomstats' Frechet mean, scaled by 1 / clip_norm (the coefficients)."""
+    geomstats' Frechet mean, scaled by 1 / clip_norm (the coefficients); with
+    ``penalised_intercept`` (objective perturbation) the intercept is a penalised column
+    of ones."""
     def reference(X, y):
         frame = tangent_frame(space, to_numpy(FrechetMean(space).fit(X).estimate_))
         rows = tangent_rows(space, frame, clip_norm, X) / clip_norm
+        if penalised_intercept:
+            rows = np.hstack([rows, np.ones((len(rows), 1))])
         binary = len(np.unique(y)) == 2  # softmax rows w0 = -w1 = w / 2: penalty lambda / 2
         model = LogisticRegression(C=(2 if binary else 1) / (len(rows) * regularization),
-                                   tol=1e-12, max_iter=10_000).fit(rows, y)
-        coef = model.coef_
+                                   fit_intercept=not penalised_intercept, tol=1e-12,
+                                   max_iter=10_000).fit(rows, y)
+        coef = model.coef_[:, :-1] if penalised_intercept else model.coef_
         return np.concatenate([-coef / 2, coef / 2]) if binary else coef
 
     return reference
@@ -334,6 +368,13 @@ def _classifier_cases():
         n_iter=200, random_state=SEED)
     cases.append(Case("PrivateTangentSpaceClassifier(space=spd)", classifier, X, y,
                       reference=tangent_logistic_reference(space, 1.0, 0.1),
+                      tolerance=5e-2))
+    objective = PrivateTangentSpaceClassifier(
+        space, classes=[0, 1], reference_clip_norm=1.0, regularization=0.1,
+        method="objective_perturbation", random_state=SEED)
+    cases.append(Case("PrivateTangentSpaceClassifier(method='objective_perturbation',"
+                      "space=spd)", objective, X, y,
+                      reference=tangent_logistic_reference(space, 1.0, 0.1, True),
                       tolerance=5e-2))
     return cases
 

@@ -2,7 +2,10 @@
 
 Replace-one (the default): one record replaced by an adversarial one: at the clip bound
 in the direction opposite to the others (seen from the public start), far outside the
-bound, off the space (where the data are points of a space), non-finite, and 1e300.
+bound, off the space (where the data are points of a space), non-finite, and 1e300. A
+record is (x, y): where labels are given and private (``private_labels``), each of these
+comes twice, with the label kept and with it changed to another label of ``y``, and the
+label alone is changed too.
 Add/remove (Poisson sampling): one record removed, one far record added. User-level
 (matrix completion): a user's whole row replaced (negated, far, emptied, non-finite).
 Label-level (structured prediction): one target replaced, the features kept.
@@ -34,6 +37,30 @@ def adjacency(estimator):
         return "add_remove"
     inner = _inner(estimator)
     return "replace_one" if inner is None else adjacency(inner)
+
+
+def private_labels(estimator, y):
+    """Whether a replace-one neighbour may change the label of the replaced record: ``y``
+    is given and the estimator does not declare its labels public (``labels="public"``;
+    a search or a score: the estimator it wraps)."""
+    if y is None:
+        return False
+    inner = _inner(estimator)
+    if inner is not None:
+        return private_labels(inner, y)
+    return getattr(estimator, "labels", "private") != "public"
+
+
+def _changed_label(y):
+    """``y`` with the label of record ROW changed to the first other value of ``y`` (None
+    when every label is the same)."""
+    labels = np.asarray(to_numpy(y))
+    others = [value for value in np.unique(labels) if value != labels[ROW]]
+    if not others:
+        return None
+    changed = labels.copy()
+    changed[ROW] = others[0]
+    return changed
 
 
 def _inner(estimator):
@@ -119,11 +146,14 @@ def worst_case_neighbours(estimator, X, y=None):
         place the adversarial records.
     X : array-like, shape=[n_samples, ...]; for a federation a list of them
     y : array-like, optional
+        Labels or targets; under replace-one with private labels (``private_labels``)
+        the replaced record's label changes too.
 
     Yields
     ------
     name : str
-        What changed ("far", "nan", "removed", "agent 0: far", ...).
+        What changed ("far", "nan", "far, label changed", "label changed", "removed",
+        "agent 0: far", ...).
     X2, y2 : array-like
         The neighbouring dataset, on the active backend.
     """
@@ -162,8 +192,13 @@ def worst_case_neighbours(estimator, X, y=None):
         replacements = (_point_records(space, records, bound) if space is not None
                         else _row_records(records[ROW], bound))
         replacements.update(_non_finite(records[ROW]))
+    relabelled = _changed_label(y) if private_labels(estimator, y) else None
     for name, changed in _replaced(records, replacements):
         yield name, to_backend(changed), y
+        if relabelled is not None:
+            yield f"{name}, label changed", to_backend(changed), relabelled
+    if relabelled is not None:
+        yield "label changed", X, relabelled
 
 
 def replaced_records(X, y=None, indices=None):

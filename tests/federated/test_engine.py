@@ -11,20 +11,26 @@ from geomstats_dp.federated import engine, flower_app
 pytestmark = pytest.mark.backend_independent
 
 
-def fake_run(round_timeout=None):
+def fake_run(round_timeout=None, last_rounds=None):
     """Two rounds of agents [0, 1] then [1]; a reply is the point plus the agent's data;
-    the aggregate is the mean of the replies."""
+    the aggregate is the mean of the replies (its ``last_round`` flags appended to
+    ``last_rounds``)."""
+    def aggregate(start, agents, replies, last_round=False):
+        (last_rounds if last_rounds is not None else []).append(last_round)
+        return np.mean(replies, axis=0) if replies else start
+
     return SimpleNamespace(
-        start=np.zeros(1), round_timeout=round_timeout, engine="local",
+        start=np.zeros(1), round_timeout=round_timeout, engine="local", n_rounds=2,
         sample_agents=lambda: [[0, 1], [1]],
         train=lambda round_index, agent, point, data: point + data,
-        aggregate=lambda start, agents, replies: (np.mean(replies, axis=0) if replies
-                                                  else start),
-        report=lambda round_index, n_replies: None)
+        aggregate=aggregate, report=lambda round_index, n_replies: None)
 
 
 def test_rounds_train_the_sampled_agents_on_their_own_records():
-    history = engine.run_local(fake_run(), {0: np.array([1.0]), 1: np.array([3.0])})
+    last_rounds = []
+    history = engine.run_local(fake_run(last_rounds=last_rounds),
+                               {0: np.array([1.0]), 1: np.array([3.0])})
+    assert last_rounds == [False, True]  # the server knows its last aggregation
     assert [record["sampled"] for record in history] == [[0, 1], [1]]
     assert [record["failed"] for record in history] == [[], []]
     np.testing.assert_array_equal(history[0]["point"], [2.0])  # mean of 1 and 3

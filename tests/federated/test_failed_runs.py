@@ -94,11 +94,11 @@ def test_a_run_that_raises_after_round_one_is_charged(monkeypatch):
     aggregate = RunSpec.aggregate
     calls = []
 
-    def fails_in_round_two(run, start, agents, replies):
+    def fails_in_round_two(run, start, agents, replies, last_round=False):
         calls.append(len(replies))
         if len(calls) == 2:
             raise np.linalg.LinAlgError("injected after the replies of round 2")
-        return aggregate(run, start, agents, replies)
+        return aggregate(run, start, agents, replies, last_round)
 
     monkeypatch.setattr(RunSpec, "aggregate", fails_in_round_two)
     budget = PrivacyBudget(5.0, 1e-4)

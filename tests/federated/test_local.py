@@ -56,3 +56,30 @@ def test_server_and_agents_draw_independent_streams():
     words = {tuple(server_seed(5).generate_state(4))}
     words |= {tuple(agent_seed(5, r, a).generate_state(4)) for r in range(3) for a in range(3)}
     assert len(words) == 10
+
+
+def test_a_tangent_reply_is_the_step_whose_exponential_is_the_point_reply():
+    """On S^2 the one-step reply as a tangent vector at the start maps by Exp to the point
+    reply (same seed), and it keeps a step longer than pi that Log of the point would
+    read back shorter; more than one step is refused."""
+    from geomstats.geometry.hypersphere import Hypersphere
+
+    space = Hypersphere(2)
+    loss = SquaredDistanceLoss(space)
+    start = np.array([0.0, 0.0, 1.0])
+    data = to_backend(np.array([[0.6, 0.0, 0.8], [0.0, 0.6, 0.8], [0.0, 0.0, 1.0]]))
+    for epsilon, long_step in ((5.0, False), (0.02, True)):
+        plan, step = LOCAL_METHODS["tangent_mean"].plan(epsilon, 1e-5, 3, 1, CLIP, None, 2)
+        seed = agent_seed(shifted(3), 0, 0)
+        point = local_train(loss, data, plan.strategy, 1, step, start, seed)
+        vector = local_train(loss, data, plan.strategy, 1, step, start, seed, reply="tangent")
+        assert abs(vector @ start) < 1e-12  # tangent at the start
+        np.testing.assert_allclose(
+            np.cos(np.linalg.norm(vector)) * start
+            + np.sin(np.linalg.norm(vector)) * vector / np.linalg.norm(vector),
+            point, atol=1e-12)
+        assert (np.linalg.norm(vector) > math.pi) == long_step
+    with pytest.raises(ValueError, match="one-step run, got n_steps=2"):
+        local_train(loss, data, plan.strategy, 2, step, start, seed, reply="tangent")
+    with pytest.raises(ValueError, match="reply must be one of"):
+        local_train(loss, data, plan.strategy, 1, step, start, seed, reply="vector")

@@ -7,6 +7,8 @@ from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDBuresWassersteinMetric, SPDMatrices
 
 from geomstats_dp.learning.mechanisms.choice import (
+    EXTRINSIC_HIGH,
+    EXTRINSIC_LOW,
     RGD_NOISE_THRESHOLD,
     choose_point_method,
     laplace_noise_ratio,
@@ -43,3 +45,33 @@ def test_laplace_is_compared_only_where_it_has_an_exact_sampler():
     spd = SPDMatrices(2, equip=False)
     spd.equip_with_metric(SPDBuresWassersteinMetric)
     assert laplace_noise_ratio(spd, 1000, 1.0, 1e-5, 0.2, canonical_point(spd)) is None
+
+
+def _n_at_ratio(ratio, dim, epsilon, delta):
+    """The n at which the one-shot noise ratio equals ``ratio``."""
+    return math.sqrt(dim) * 2 * calibrate_gaussian(epsilon, delta, 1) / ratio
+
+
+def test_extrinsic_is_chosen_in_its_band_only_where_offered():
+    dim, epsilon, delta = 53, 0.1, 1e-5
+    inside = round(_n_at_ratio(math.sqrt(EXTRINSIC_LOW * EXTRINSIC_HIGH), dim, epsilon,
+                               delta))
+    assert choose_point_method(inside, dim, epsilon, delta, extrinsic=True) == "extrinsic"
+    assert choose_point_method(inside, dim, epsilon, delta) != "extrinsic"
+    above = math.floor(_n_at_ratio(EXTRINSIC_HIGH, dim, epsilon, delta)) - 1
+    assert choose_point_method(above, dim, epsilon, delta, extrinsic=True) == "rgd"
+    below = math.ceil(_n_at_ratio(EXTRINSIC_LOW, dim, epsilon, delta)) + 1
+    assert choose_point_method(below, dim, epsilon, delta, extrinsic=True) == "two_stage"
+
+
+def test_the_frechet_mean_offers_extrinsic_on_the_sphere_only():
+    """The same public n, dimension 3, epsilon and delta inside the band: "extrinsic" on
+    S^3, not on SPD(2) nor on the hyperboloid."""
+    from geomstats.geometry.hyperboloid import Hyperboloid
+
+    from geomstats_dp.learning import PrivateFrechetMean
+
+    n = round(_n_at_ratio(0.1, 3, 1.0, 1e-5))
+    for space in (Hypersphere(3), SPDMatrices(2), Hyperboloid(3)):
+        chosen = PrivateFrechetMean(space, epsilon=1.0)._choose_method(n)
+        assert (chosen == "extrinsic") is isinstance(space, Hypersphere)

@@ -15,19 +15,26 @@ from .classifier_data import gdp_epsilon, spd_classes
 
 
 def test_mdm_ledger_is_the_gaussian_composition():
-    """Private labels: counts (sensitivity sqrt 2) and n_iter rounds of class sums
-    (sensitivity 2C), composing to epsilon exactly; public labels: the sums alone."""
+    """Private labels: reference rounds (sensitivity 2C'), counts (sensitivity sqrt 2) and
+    n_iter rounds of class sums (sensitivity 2C), composing to epsilon exactly, the
+    reference taking its fraction of mu^2; public labels and a public start: the sums
+    alone."""
     X, y = spd_classes()
     space = SPDMatrices(3)
     model = PrivateMDM(space, epsilon=1.0, clip_norm=1.5, n_iter=4, classes=[0, 1, 2],
-                       random_state=0).fit(X, y)
-    counts, sums = model.events_
+                       reference_fraction=0.3, reference_clip_norm=2.0,
+                       reference_n_iter=2, random_state=0).fit(X, y)
+    reference, counts, sums = model.events_
+    assert reference.sensitivity == pytest.approx(4.0) and reference.n_steps == 2
     assert counts.sensitivity == pytest.approx(math.sqrt(2))
     assert sums.sensitivity == pytest.approx(3.0) and sums.n_steps == 4
-    mu = math.sqrt(1 / counts.noise_multiplier**2 + 4 / sums.noise_multiplier**2)
-    assert gdp_epsilon(mu, 1e-5) == pytest.approx(1.0, rel=1e-4)
+    parts = [2 / reference.noise_multiplier**2, 1 / counts.noise_multiplier**2,
+             4 / sums.noise_multiplier**2]
+    assert parts[0] / sum(parts) == pytest.approx(0.3)
+    assert gdp_epsilon(math.sqrt(sum(parts)), 1e-5) == pytest.approx(1.0, rel=1e-4)
     assert model.budget_.spent_epsilon == pytest.approx(1.0, rel=1e-4)
-    public = PrivateMDM(space, labels="public", n_iter=4, random_state=0).fit(X, y)
+    public = PrivateMDM(space, labels="public", n_iter=4, reference_fraction=0.0,
+                        random_state=0).fit(X, y)
     (only,) = public.events_
     assert gdp_epsilon(math.sqrt(4) / only.noise_multiplier, 1e-5) == pytest.approx(
         1.0, rel=1e-4)

@@ -1,6 +1,7 @@
 """PrivateFrechetMean with the gradient methods: correctness, privacy plumbing, API."""
 
 import math
+import warnings
 
 import geomstats.backend as gs
 import numpy as np
@@ -173,7 +174,7 @@ def test_bad_inputs_raise_before_spending():
 def test_sklearn_conventions_and_inferred_clip_warning():
     space, center = SPACES["sphere"]()
     points = _points_near(space, center, 1.0, 30, seed=9)
-    estimator = PrivateFrechetMean(space, epsilon=2.0, random_state=1)
+    estimator = PrivateFrechetMean(space, epsilon=2.0, method="rgd", random_state=1)
     params = estimator.get_params()
     assert params["epsilon"] == 2.0 and params["clip_norm"] is None
     copy = clone(estimator)
@@ -184,6 +185,17 @@ def test_sklearn_conventions_and_inferred_clip_warning():
     assert bool(space.belongs(estimator.estimate_))
     with pytest.warns(PrivacyLeakWarning):
         assert estimator.score(points) < 0
+
+
+def test_the_default_on_a_small_sphere_sample_needs_no_clip_bound():
+    """n = 30 on S^2 at epsilon 2 (one-shot noise ratio 0.19): "auto" picks the extrinsic
+    mean, whose unit vectors bound its sensitivity; clip_norm=None reads nothing."""
+    space, center = SPACES["sphere"]()
+    points = _points_near(space, center, 1.0, 30, seed=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        estimator = PrivateFrechetMean(space, epsilon=2.0, random_state=1).fit(points)
+    assert estimator.method_ == "extrinsic" and estimator.clip_norm_ == 1.0
 
 
 def test_random_state_reproducible_and_weights_raise_sensitivity():

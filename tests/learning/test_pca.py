@@ -19,6 +19,7 @@ from geomstats_dp.learning.mechanisms import analyze_gauss, pca_gradient
 from geomstats_dp.learning.pca import PCALoss, explained_variance_ratio
 from geomstats_dp.optim import riemannian_gradient
 from geomstats_dp.privacy import BudgetExceededError, GaussianEvent, PrivacyBudget
+from tests.conftest import shifted
 from tests.optim.spies import TangentGaussianSpy
 
 HUGE_EPSILON = 1e6
@@ -124,7 +125,8 @@ def test_analyze_gauss_draws_the_calibrated_symmetric_noise(monkeypatch):
     n, p, bound, epsilon, delta = 400, 30, 2.0, 1.0, 1e-5
     X = np.random.default_rng(3).standard_normal((n, p))
     pca = _quiet_fit(PrivatePCA(2, epsilon=epsilon, delta=delta, data_norm=bound,
-                                method="analyze_gauss", random_state=0), X)
+                                method="analyze_gauss", centering="none",
+                                random_state=0), X)
     (event,) = pca.events_
     assert event.sensitivity == pytest.approx(math.sqrt(2) * bound**2 / n)
     assert _gdp_delta(epsilon, event.noise_multiplier) == pytest.approx(delta, rel=1e-4)
@@ -150,7 +152,7 @@ def test_private_mean_draws_its_calibrated_noise(method):
     noises, events = [], []
     for seed in range(4):
         pca = _quiet_fit(PrivatePCA(1, epsilon=epsilon, delta=delta, data_norm=bound,
-                                    centered=False, mean_budget_fraction=share,
+                                    centering="private_mean", mean_budget_fraction=share,
                                     method=method, n_iter=2, random_state=seed), X)
         noises.append(to_numpy(pca.mean_) - rows.mean(axis=0))
         events.append(pca.events_[0])
@@ -168,7 +170,8 @@ def test_private_mean_draws_its_calibrated_noise(method):
 def test_gradient_method_draws_the_calibrated_noise(monkeypatch):
     sigmas = TangentGaussianSpy(monkeypatch).sigmas
     X, _ = _spiked(300, seed=4)
-    pca = PrivatePCA(1, epsilon=1.0, data_norm=0.5, method="rgd", random_state=0).fit(X)
+    pca = PrivatePCA(1, epsilon=1.0, data_norm=0.5, method="rgd", centering="none",
+                     random_state=0).fit(X)
     trace, steps, variances = pca.events_
     assert [event.label for event in pca.events_] == [
         "PrivatePCA: trace", "PrivatePCA DP-RGD: full_gradient", "PrivatePCA: variances"]
@@ -184,12 +187,12 @@ def test_gradient_method_draws_the_calibrated_noise(monkeypatch):
 
 
 CASES = {
-    # name: (data, data_norm, centered)
-    "loose by sqrt(p)": (lambda: _unit_cube(3000), math.sqrt(10), True),
-    "loose by sqrt(p), centred": (lambda: _unit_cube(3000), math.sqrt(10), False),
-    "loose by 10": (lambda: _spiked(3000, seed=5)[0] / 10, 1.0, True),
+    # name: (data, data_norm, centering)
+    "loose by sqrt(p), uncentred": (lambda: _unit_cube(3000), math.sqrt(10), "none"),
+    "loose by sqrt(p), centred": (lambda: _unit_cube(3000), math.sqrt(10), "private_mean"),
+    "loose by 10, uncentred": (lambda: _spiked(3000, seed=5)[0] / 10, 1.0, "none"),
     "small eigengap, centred": (lambda: _unit_cube(3000, gap=0.3, seed=6), math.sqrt(10),
-                                False),
+                                "private_mean"),
 }
 
 
@@ -198,11 +201,11 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_converges_at_a_huge_epsilon(case, method, k):
     """From the data-independent start, whatever the looseness of B or the gap."""
-    make, bound, centered = CASES[case]
+    make, bound, centering = CASES[case]
     X = make()
-    reference = X if centered else X - X.mean(axis=0)
+    reference = X if centering == "none" else X - X.mean(axis=0)
     pca = PrivatePCA(k, epsilon=HUGE_EPSILON, delta=1e-5, data_norm=bound,
-                     centered=centered, method=method, random_state=0).fit(X)
+                     centering=centering, method=method, random_state=0).fit(X)
     # an optimisation tolerance: the slowest direction contracts at the rate
     # (lambda_k - lambda_(k+1)) / T per step (T the trace)
     assert explained_variance_ratio(pca.components_, reference) > 0.995
@@ -213,6 +216,51 @@ def test_converges_at_a_huge_epsilon(case, method, k):
     assert np.allclose(to_numpy(pca.explained_variance_), eigenvalues[:k], rtol=0.05,
                        atol=noise)
     assert pca.noise_ratio_ < 0.1
+
+
+@pytest.mark.parametrize("method", ["analyze_gauss", "rgd"])
+def test_the_default_centres_on_a_private_mean_as_scikit_learn_does(method):
+    """Features in [0, 1] around 0.5, varying most along e_0 - e_1: the uncentred second
+    moment points at the mean, orthogonal to the top centred direction; the default
+    subtracts a private mean and finds the latter, ``centering="none"`` keeps the
+    uncentred release (its events: no mean)."""
+    rng = np.random.default_rng(11)
+    X = 0.5 + rng.uniform(-0.05, 0.05, (3000, 10))
+    X[:, :2] += 0.3 * rng.uniform(-1, 1, (3000, 1)) * [1, -1]
+    centred = X - X.mean(axis=0)
+    default = PrivatePCA(1, epsilon=HUGE_EPSILON, data_norm=math.sqrt(10), method=method,
+                         random_state=shifted(0)).fit(X)
+    assert default.get_params()["centering"] == "private_mean"
+    assert default.events_[0].label == "PrivatePCA: mean"
+    np.testing.assert_allclose(to_numpy(default.mean_), X.mean(axis=0), atol=1e-4)
+    assert explained_variance_ratio(default.components_, centred) > 0.99
+    uncentred = PrivatePCA(1, epsilon=HUGE_EPSILON, data_norm=math.sqrt(10), method=method,
+                           centering="none", random_state=shifted(0)).fit(X)
+    assert "PrivatePCA: mean" not in [event.label for event in uncentred.events_]
+    assert not to_numpy(uncentred.mean_).any()
+    assert explained_variance_ratio(uncentred.components_, centred) < 0.05
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("centering", ["private_mean", "none"])
+@pytest.mark.parametrize("method", ["analyze_gauss", "rgd"])
+@pytest.mark.parametrize("delta", [0.1, 0.5])
+def test_a_large_delta_still_splits_the_gaussian_dp_budget(delta, method, centering):
+    """At a large delta a small share of mu^2 is (0, delta)-DP alone (its epsilon at
+    delta is 0): every share is calibrated from mu itself, and the events compose
+    exactly to (epsilon, delta) (checked with the accountant written out here). The mean
+    takes 95% of mu^2, so that even the run's share is small."""
+    X = _unit_cube(200)
+    pca = _quiet_fit(PrivatePCA(1, epsilon=0.5, delta=delta, data_norm=math.sqrt(10),
+                                method=method, centering=centering, n_iter=3,
+                                mean_budget_fraction=0.95, random_state=0), X)
+    mu = math.sqrt(sum(event.n_steps / event.noise_multiplier**2 for event in pca.events_))
+    assert _gdp_delta(0.5, 1 / mu) == pytest.approx(delta, rel=1e-6)
+    assert _gdp_delta(0.5, 1 / mu) <= delta * (1 + 1e-9)
+    if method == "rgd":  # the trace's share: 2% of what the mean leaves
+        trace = pca.events_[-3]
+        rest = 0.05 if centering == "private_mean" else 1.0
+        assert trace.noise_multiplier == pytest.approx(1 / (mu * math.sqrt(0.02 * rest)))
 
 
 def test_more_privacy_budget_gives_better_components():
@@ -233,8 +281,8 @@ def test_noise_ratio_warns_when_the_noise_dominates():
     X = _unit_cube(200)
     for method in ("rgd", "analyze_gauss"):
         with pytest.warns(NoiseDominatesWarning):
-            pca = PrivatePCA(1, epsilon=0.05, data_norm=math.sqrt(10), centered=False,
-                             method=method, random_state=0).fit(X)
+            pca = PrivatePCA(1, epsilon=0.05, data_norm=math.sqrt(10), method=method,
+                             random_state=0).fit(X)
         assert pca.noise_ratio_ > 1
 
 
@@ -261,8 +309,8 @@ def test_neighbours_share_every_public_attribute(method):
     for data in (X, neighbour):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fits.append(PrivatePCA(2, epsilon=1.0, data_norm=1.0, centered=False,
-                                   method=method, random_state=3).fit(data))
+            fits.append(PrivatePCA(2, epsilon=1.0, data_norm=1.0, method=method,
+                                   random_state=3).fit(data))
         # NoiseDominatesWarning is computed from the release (post-processing)
         fits[-1].caught = sorted(str(w.category) for w in caught
                                  if w.category is not NoiseDominatesWarning)
@@ -286,8 +334,7 @@ def test_auto_chooses_from_public_quantities_only(monkeypatch):
 
 def test_transformer_api():
     X, _ = _spiked(300, seed=8)
-    params = {"n_components": 2, "epsilon": 2.0, "data_norm": 1.0, "centered": False,
-                  "random_state": 0}
+    params = {"n_components": 2, "epsilon": 2.0, "data_norm": 1.0, "random_state": 0}
     with pytest.raises(NotFittedError):
         PrivatePCA(**params).transform(X)
     pca = _quiet_fit(PrivatePCA(**params), X)
@@ -322,8 +369,8 @@ def _quiet_fit_transform(pca, X):
     (np.ones((5, 3)), {"n_components": 3, "data_norm": 1.0}, ValueError,
      "n_components must be < n_features = 3"),
     (np.ones((5, 3)), {}, ValueError, "data_norm must be given"),
-    (np.ones((5, 3)), {"data_norm": 1.0, "centered": "no"}, TypeError,
-     "'centered' parameter of PrivatePCA must be"),
+    (np.ones((5, 3)), {"data_norm": 1.0, "centering": "yes"}, ValueError,
+     "'centering' parameter of PrivatePCA must be"),
     (np.ones((5, 3)), {"data_norm": 1.0, "method": "svd"}, ValueError,
      "'method' parameter of PrivatePCA must be"),
     (np.ones((5, 3)), {"data_norm": -1.0}, ValueError,
@@ -394,7 +441,8 @@ def test_rgd_small_releases_are_given_their_calibrated_noise(monkeypatch):
     n, p, bound, epsilon, delta = 200, 5, 2.0, 1.0, 1e-5
     X = np.random.default_rng(9).uniform(0.5, 0.9, (n, p))
     pca = _quiet_fit(PrivatePCA(2, epsilon=epsilon, delta=delta, data_norm=bound,
-                                method="rgd", n_iter=2, random_state=0), X)
+                                method="rgd", n_iter=2, centering="none",
+                                random_state=0), X)
     trace_event, _, variance_event = pca.events_
     assert trace_event.sensitivity == pytest.approx(bound**2 / n)
     assert variance_event.sensitivity == pytest.approx(math.sqrt(2) * bound**2 / n)
@@ -429,3 +477,94 @@ def test_bounded_rows_scales_long_rows_zeroes_non_finite_and_copies_only_then():
                                rtol=1e-13)
     np.testing.assert_allclose(rows[kept] * norms[:, None],
                                original[kept] * np.minimum(norms, bound)[:, None], rtol=1e-13)
+
+
+def test_score_is_the_probabilistic_pca_likelihood_of_the_release():
+    """score_samples is the Gaussian log-density with the covariance the release defines
+    (written out here with scipy); score, its mean, spends nothing and says it is not
+    private; at a huge epsilon it is scikit-learn's PCA score."""
+    from sklearn.decomposition import PCA
+    from sklearn.model_selection import cross_val_score
+
+    from geomstats_dp.privacy import PrivacyLeakWarning
+
+    X = _unit_cube(2000)
+    pca = _quiet_fit(PrivatePCA(2, epsilon=20.0, data_norm=math.sqrt(10),
+                                random_state=shifted(0)), X)
+    components = to_numpy(pca.components_)
+    noise = pca.noise_variance_
+    assert noise > 0
+    spikes = np.maximum(to_numpy(pca.explained_variance_) - noise, 0.0)
+    covariance = components.T @ np.diag(spikes) @ components + noise * np.eye(10)
+    expected = stats.multivariate_normal(to_numpy(pca.mean_), covariance).logpdf(X[:50])
+    spent = pca.budget_.spent_epsilon
+    with pytest.warns(PrivacyLeakWarning):
+        samples = to_numpy(pca.score_samples(X[:50]))
+    np.testing.assert_allclose(samples, expected, rtol=1e-10)
+    with pytest.warns(PrivacyLeakWarning):
+        assert pca.score(X[:50]) == pytest.approx(expected.mean(), rel=1e-10)
+    assert pca.budget_.spent_epsilon == spent
+    exact = PrivatePCA(2, epsilon=HUGE_EPSILON, data_norm=math.sqrt(10),
+                       random_state=shifted(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        assert exact.fit(X).score(X) == pytest.approx(PCA(2).fit(X).score(X), rel=1e-3)
+        scores = cross_val_score(clone(exact), X, cv=3)
+    assert np.isfinite(scores).all() and len(scores) == 3
+
+
+def test_score_floors_a_released_residual_that_is_not_positive():
+    """A residual the noise drives below 0 gives noise_variance_ = 0; the score's model
+    floors it at a public fraction of B^2 / p and stays finite."""
+    X = _unit_cube(50)
+    pca = _quiet_fit(PrivatePCA(1, epsilon=0.01, data_norm=math.sqrt(10),
+                                random_state=1), X)
+    pca.noise_variance_ = 0.0  # as released when the residual's noise is negative
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isfinite(pca.score(X))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("method", ["analyze_gauss", "rgd"])
+def test_the_noise_warning_is_a_public_rule_of_n_p_and_epsilon(method):
+    """n = 200 rows in p = 60 at epsilon 0.1: the noise outweighs real data (the ratio is
+    the same for two unrelated datasets, Analyze Gauss's is 2 sigma sqrt(p) over
+    SIGNAL_FRACTION B^2 from the calibrated noise); at epsilon 1e3 no warning."""
+    rng = np.random.default_rng(12)
+    datasets = (rng.uniform(0, 1, (200, 60)), _spiked(200, n_features=60, seed=3)[0])
+    ratios = []
+    for X in datasets:
+        with pytest.warns(NoiseDominatesWarning, match="noise_ratio_ > 1"):
+            pca = PrivatePCA(1, epsilon=0.1, data_norm=math.sqrt(60), method=method,
+                             n_iter=20, random_state=0).fit(X)
+        ratios.append(pca.noise_ratio_)
+    assert ratios[0] == ratios[1] > 1
+    if method == "analyze_gauss":
+        noise_std = pca.events_[-1].noise_std
+        signal = analyze_gauss.SIGNAL_FRACTION * 60  # of B^2 = 60
+        assert ratios[0] == pytest.approx(2 * noise_std * math.sqrt(60) / signal)
+    for X in datasets:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NoiseDominatesWarning)
+            PrivatePCA(1, epsilon=1e3, data_norm=math.sqrt(60), method=method, n_iter=20,
+                       random_state=0).fit(X)
+
+
+def test_no_noise_warning_on_a_working_digits_pipeline():
+    """Digits scaled publicly to norm <= 1, 20 private components at epsilon 1 feeding a
+    logistic regression: held-out accuracy far above chance (0.1), and no warning."""
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+
+    digits = load_digits()
+    X = (digits.data / 16.0 - 0.5) / 4.0
+    X_train, X_test, y_train, y_test = train_test_split(X, digits.target, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatesWarning)
+        pipeline = make_pipeline(
+            PrivatePCA(20, epsilon=1.0, data_norm=1.0, random_state=shifted(0)),
+            LogisticRegression(max_iter=3000)).fit(X_train, y_train)
+    assert pipeline.score(X_test, y_test) > 0.8

@@ -26,8 +26,10 @@ def two_passes(self, point, choose_clip):
     return clip_norm, self.clipped_sum(point, clip_norm)
 
 
-def geomstats_karcher_mean(space, points, weights, base_point, n_iter=20):
-    """n_iter steps x <- Exp_x(sum_i w_i Log_x(x_i)) with geomstats' maps."""
+def geomstats_karcher_mean(space, points, weights, base_point, n_iter=20, tol=0.0):
+    """n_iter steps x <- Exp_x(sum_i w_i Log_x(x_i)) with geomstats' maps (all of them:
+    ``tol`` is ignored, so the release's stopped iteration is checked against the full
+    one)."""
     point = base_point
     for _ in range(n_iter):
         logs = space.metric.log(points, point)

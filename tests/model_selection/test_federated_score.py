@@ -1,5 +1,9 @@
 """private_score of a fitted PriRFed on a federation: the agents' noise, neighbours, refusal,
-and the error shrinking with the validation size."""
+and the error shrinking with the validation size.
+
+The law of the agents' noise (drawn in numpy by the score classes, 1,500 scores) is
+checked once, on numpy; the other tests run the score's backend path on every backend.
+"""
 
 import math
 import warnings
@@ -64,6 +68,7 @@ def _gaussian_delta(epsilon, mu):
             - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
 
 
+@pytest.mark.backend_independent
 @pytest.mark.parametrize("method", ["laplace", "gaussian"])
 def test_every_agent_draws_the_calibrated_noise(fitted, monkeypatch, method):
     epsilon, delta, n_draws = 0.7, 1e-5, 1500

@@ -1,5 +1,9 @@
 """The private search over PriRFed: each agent's records split, the score noised at the
-agents, the whole search one SelectionEvent, the refit PriRFed's own event."""
+agents, the whole search one SelectionEvent, the refit PriRFed's own event.
+
+The default search on the default agents is fitted once (``searched``) and read by the
+tests of its ledger, score noise, pickling and neighbours.
+"""
 
 import math
 import pickle
@@ -52,6 +56,17 @@ def _n_validation(fraction=0.25):
     return sum(max(1, round(fraction * size)) for size in SIZES)
 
 
+@pytest.fixture(scope="module")
+def searched():
+    """``_search().fit(_agents())``, once: the search, the warnings of its fit, and the
+    events of the score noise that its agents drew."""
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        drawn = recorded_score_noise(patch, GaussianScore)
+        search = _search().fit(_agents())
+    return search, list(caught), list(drawn)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_planted_clip_norm_is_chosen_at_large_epsilon(seed):
     """C = 0.05 leaves the release about 3.7 from the data (d^2 / 2 about 7), C = 5 reaches
@@ -66,9 +81,9 @@ def test_planted_clip_norm_is_chosen_at_large_epsilon(seed):
     assert distance < 0.5
 
 
-def test_search_is_one_selection_event_and_the_refit_states_its_share_of_delta():
-    budget = PrivacyBudget(4.0, 1e-5)
-    search = _search(budget=budget).fit(_agents())
+def test_search_is_one_selection_event_and_the_refit_states_its_share_of_delta(searched):
+    search, _, _ = searched
+    budget = search.budget  # PrivacyBudget(4.0, 1e-5), fresh before the fit
     selection, refit = search.events_
     assert isinstance(selection, SelectionEvent) and isinstance(refit, ApproxDPEvent)
     assert budget.events == search.events_
@@ -113,17 +128,13 @@ def test_record_ledger_bounds_a_run_with_agent_sampling():
 
 
 @pytest.mark.parametrize("agent, record", [(0, 0), (1, 20), (3, 63)])
-def test_neighbouring_federations_give_identical_public_outputs(agent, record):
-    data = _agents()
-    neighbour = [points.copy() for points in data]
+def test_neighbouring_federations_give_identical_public_outputs(searched, agent, record):
+    neighbour = [points.copy() for points in _agents()]
     neighbour[agent][record] = -10 * CENTRE  # far from everything: a clipped loss of B
-    outputs = []
-    for federation in (data, neighbour):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            search = _search().fit(federation)
-        outputs.append(_public(search, caught))
-    assert outputs[0] == outputs[1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search = _search().fit(neighbour)
+    assert _public(search, caught) == _public(*searched[:2])
 
 
 def test_refused_before_any_data_value_is_read(monkeypatch):
@@ -135,9 +146,8 @@ def test_refused_before_any_data_value_is_read(monkeypatch):
                           _search(epsilon=1.0, budget=budget), corrupted)
 
 
-def test_score_noise_is_drawn_by_every_agent_at_the_calibrated_std(monkeypatch):
-    drawn = recorded_score_noise(monkeypatch, GaussianScore)
-    search = _search().fit(_agents())
+def test_score_noise_is_drawn_by_every_agent_at_the_calibrated_std(searched):
+    search, _, drawn = searched
     assert drawn and len(drawn) % len(SIZES) == 0  # one draw per agent and run
     # sensitivity B / n_val; z of one Gaussian release at (run epsilon, delta), from GDP
     z = optimize.brentq(lambda z: _gaussian_dp_epsilon(1 / z, 1e-5) - search.run_epsilon_,
@@ -147,12 +157,12 @@ def test_score_noise_is_drawn_by_every_agent_at_the_calibrated_std(monkeypatch):
         assert event.noise_std == pytest.approx(z * BOUND / _n_validation(), rel=1e-4)
 
 
-def test_clone_and_pickle():
-    search = _search()
+def test_clone_and_pickle(searched):
+    search, _, _ = searched
     cloned = clone(search)
     assert cloned.budget is search.budget
     assert cloned.get_params()["param_grid"] == GRID
-    search.fit(_agents())
+    assert not hasattr(cloned, "best_params_")
     restored = pickle.loads(pickle.dumps(search))
     assert restored.best_params_ == search.best_params_
     assert restored.events_ == search.events_

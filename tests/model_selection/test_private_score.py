@@ -1,4 +1,8 @@
-"""private_score: the noise drawn against the calibrated one, clipping, charging, refusal."""
+"""private_score: the noise drawn against the calibrated one, clipping, charging, refusal.
+
+The noise laws (numpy draws around the clipped mean loss) are checked once, on numpy; the
+other tests run the score's backend path on every backend.
+"""
 
 import math
 import warnings
@@ -41,6 +45,7 @@ def _draws(estimator, X, **kwargs):
     ])
 
 
+@pytest.mark.backend_independent
 def test_laplace_noise_has_the_calibrated_scale(fitted):
     estimator, X = fitted
     epsilon, bound = 0.5, 0.3
@@ -58,6 +63,7 @@ def _gaussian_delta(epsilon, mu):
             - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
 
 
+@pytest.mark.backend_independent
 def test_gaussian_noise_has_the_calibrated_standard_deviation(fitted):
     estimator, X = fitted
     epsilon, delta, bound = 0.8, 1e-5, 0.3

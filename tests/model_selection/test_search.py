@@ -151,18 +151,25 @@ def _public(search, caught):
     }
 
 
+def _public_fit(dataset):
+    """The public outputs of ``_search`` fitted on ``dataset`` (its warnings included)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search = _search(budget=PrivacyBudget(4.0, 1e-5)).fit(dataset)
+    return _public(search, caught)
+
+
+@pytest.fixture(scope="module")
+def public_on_data():
+    """``_public_fit(_data())``, once for every neighbour."""
+    return _public_fit(to_numpy(_data()))
+
+
 @pytest.mark.parametrize("index", [0, 60, 119])
-def test_neighbouring_datasets_give_identical_public_outputs(index):
-    data = to_numpy(_data())
-    neighbour = data.copy()
-    neighbour[index] = -data[index]  # the antipode: the farthest replacement
-    outputs = []
-    for dataset in (data, neighbour):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            search = _search(budget=PrivacyBudget(4.0, 1e-5)).fit(dataset)
-        outputs.append(_public(search, caught))
-    assert outputs[0] == outputs[1]
+def test_neighbouring_datasets_give_identical_public_outputs(public_on_data, index):
+    neighbour = to_numpy(_data()).copy()
+    neighbour[index] = -neighbour[index]  # the antipode: the farthest replacement
+    assert _public_fit(neighbour) == public_on_data
 
 
 def test_clone_and_pickle():

@@ -52,3 +52,25 @@ def test_karcher_mean_is_a_fixed_point_of_the_tangent_mean(seed_shift):
     logs = to_numpy(space.metric.log(points, mean))
     gradient = np.einsum("k,kij->ij", weights, logs)  # zero at the weighted Frechet mean
     assert np.linalg.norm(gradient) < 1e-10
+
+
+def test_karcher_mean_with_a_tolerance_stops_early_at_the_same_point(seed_shift, monkeypatch):
+    """Points within 0.1 of each other: the iteration is at rounding level after a few
+    steps; with tol=1e-13 it stops there, at the 60-step point to 1e-12."""
+    from geomstats_dp.optim import karcher
+
+    space = _space(3, 1.0)
+    gs.random.seed(seed_shift)
+    centre = space.random_point()
+    rng = np.random.default_rng(seed_shift)
+    steps = rng.normal(scale=0.05, size=(5, 3, 3))
+    points = space.metric.exp(to_backend((steps + np.transpose(steps, (0, 2, 1))) / 2), centre)
+    weights = to_backend(np.full(5, 0.2))
+    full = karcher_mean(space, points, weights, points[0], n_iter=60)
+    calls = []
+    inner = karcher.weighted_log_sum
+    monkeypatch.setattr(karcher, "weighted_log_sum",
+                        lambda *args: calls.append(1) or inner(*args))
+    stopped = karcher_mean(space, points, weights, points[0], n_iter=60, tol=1e-13)
+    assert len(calls) < 15
+    np.testing.assert_allclose(to_numpy(stopped), to_numpy(full), rtol=0, atol=1e-12)

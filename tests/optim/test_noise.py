@@ -5,7 +5,7 @@ import pytest
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.optim import FullBatch, MiniBatch, VarianceReduced, minimize
-from tests.conftest import shifted
+from tests.conftest import BACKEND, shifted
 
 from .data import MEAN_SPACES
 from .spies import RecordingNoise, ZeroLoss
@@ -100,7 +100,8 @@ def test_epoch_snapshot_noise_is_drawn_once_per_epoch():
 def test_prepared_noise_moves_the_iterates_as_per_step_sampling_does(name, strategy):
     """The default sampler is prepared once per noise level (``TangentGaussian.prepare``);
     a sampler with only ``sample`` is called at every step. Same seed: the same iterates,
-    bit for bit, and the same number of draws."""
+    bit for bit, and the same number of draws (on pytorch the prepared draw is formed in
+    torch: the same iterates to rounding)."""
     space = MEAN_SPACES[name]()
     data = np.zeros((6, 1))
     runs = [
@@ -108,5 +109,9 @@ def test_prepared_noise_moves_the_iterates_as_per_step_sampling_does(name, strat
                  random_state=4, keep_iterates=True)
         for sampler in (None, RecordingNoise(space))
     ]
-    np.testing.assert_array_equal(*(to_numpy(run.iterates) for run in runs))
+    if BACKEND == "pytorch":
+        np.testing.assert_allclose(*(to_numpy(run.iterates) for run in runs), rtol=1e-12,
+                                   atol=1e-14)
+    else:
+        np.testing.assert_array_equal(*(to_numpy(run.iterates) for run in runs))
     assert runs[0].n_noise_draws == runs[1].n_noise_draws > 0

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from geomstats_dp._backend import BufferedNormals, get_rng, to_numpy
+from geomstats_dp._backend import BufferedNormals, get_rng, to_backend, to_numpy
 from geomstats_dp.optim import (
     FullBatch,
     InverseTimeStep,
@@ -137,3 +137,46 @@ def test_rejection_only_where_a_candidate_is_accepted_often():
     draw = strategy.batch_stream(np.random.default_rng(13), 100)
     expected = np.random.default_rng(13).choice(100, size=50, replace=False)
     np.testing.assert_array_equal(draw(1)[0], expected)
+
+
+@pytest.mark.parametrize("block", [4, 1000])
+def test_backend_views_serve_the_generator_sequence(block):
+    """``backend_normal`` and ``backend_padded_normal`` (rows behind a zero) read the
+    same sequence as ``standard_normal``, mixed, across refills and sizes."""
+    buffered = BufferedNormals(np.random.default_rng(8), block=block)
+    served = []
+    for index in range(60):
+        size = 7 if index % 5 else 3
+        kind = index % 3
+        if kind == 0:
+            served.append(np.ravel(buffered.standard_normal(size)))
+        elif kind == 1:
+            served.append(to_numpy(buffered.backend_normal(size)))
+        else:
+            padded = to_numpy(buffered.backend_padded_normal(size))
+            assert padded.shape == (size + 1,) and padded[0] == 0.0
+            served.append(padded[1:])
+    for _ in range(300):  # a long run of one size: rows of the padded block
+        padded = to_numpy(buffered.backend_padded_normal(7))
+        assert padded[0] == 0.0
+        served.append(padded[1:])
+    served = np.concatenate(served)
+    np.testing.assert_array_equal(served, np.random.default_rng(8).standard_normal(served.size))
+
+
+@pytest.mark.parametrize("space_name", ["hypersphere", "hyperboloid", "spd_affine"])
+def test_prepared_draws_from_a_buffered_stream_are_those_of_sample(space_name):
+    """The prepared draw reading a ``BufferedNormals`` stream (backend views, padded
+    rows on pytorch) draws what ``sample`` draws from the generator, to rounding."""
+    from geomstats_dp.distributions import TangentGaussian
+    from tests.distributions.conftest import make_case
+
+    case = make_case(space_name)
+    sampler = TangentGaussian(case.space, validate=False)
+    draw = sampler.prepare(0.7, random_state=BufferedNormals(np.random.default_rng(3), 50))
+    generator = np.random.default_rng(3)
+    for point in list(case.points.values()) * 4:
+        np.testing.assert_allclose(
+            to_numpy(draw(to_backend(point))),
+            to_numpy(sampler.sample(to_backend(point), sigma=0.7, random_state=generator)),
+            rtol=1e-13, atol=1e-15)

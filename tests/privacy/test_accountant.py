@@ -181,3 +181,18 @@ def test_epsilon_rises_with_steps(scheme, noise_multiplier, n_steps, extra):
 
     assert epsilon(n_steps) <= epsilon(n_steps + extra)
     assert np.isfinite(epsilon(n_steps))
+
+
+@pytest.mark.backend_independent
+def test_a_huge_approx_event_composes_by_basic_composition_without_overflow():
+    """Advanced composition of an (epsilon, delta) event beyond e^700 is no bound (inf)
+    rather than an OverflowError; basic composition then gives its epsilon plus the
+    Gaussian part's at the rest of delta."""
+    from geomstats_dp.privacy import ApproxDPEvent
+    from geomstats_dp.privacy.accountant import approx_composition
+
+    huge = ApproxDPEvent(1e6, 5e-6)
+    assert approx_composition((huge,), 1e-7)[0] == math.inf
+    gaussian = GaussianEvent(3.0)
+    total = compose((huge, gaussian), 1e-5).epsilon
+    assert total == pytest.approx(1e6 + compose_epsilon((gaussian,), 5e-6))

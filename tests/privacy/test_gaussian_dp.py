@@ -13,6 +13,7 @@ from geomstats_dp.privacy.gaussian_dp import (
     gdp_epsilon,
     gdp_mu,
     share_epsilon,
+    share_target,
 )
 
 pytestmark = pytest.mark.backend_independent
@@ -64,3 +65,23 @@ def test_shares_summing_to_one_compose_to_the_target():
     )
     assert share_epsilon(epsilon, delta, 1.0) == pytest.approx(epsilon, rel=1e-9)
     assert share_epsilon(epsilon, delta, 0.1) < share_epsilon(epsilon, delta, 0.6) < epsilon
+
+
+@pytest.mark.parametrize("epsilon, delta", [(0.5, 1e-5), (1.0, 0.1), (0.01, 0.5),
+                                            (20.0, 1e-9)])
+@pytest.mark.parametrize("share", [1e-4, 0.02, 0.5, 1.0])
+def test_share_target_is_a_point_of_the_share_s_privacy_curve(epsilon, delta, share):
+    """(epsilon', delta') lies on the curve of m = sqrt(share) mu (the hockey-stick
+    divergence of N(m, 1) and N(0, 1) by quadrature), with delta' in (0, Phi(-1)), even
+    where share_epsilon is 0 (the share alone is (0, delta)-DP): calibrating to it
+    spends the share, whatever delta."""
+    m = math.sqrt(share) * gdp_mu(epsilon, delta)
+    target_epsilon, target_delta = share_target(epsilon, delta, share)
+    assert target_epsilon > 0 and 0 < target_delta < norm.cdf(-1.0)
+    assert target_delta == pytest.approx(hockey_stick(target_epsilon, m), rel=1e-6)
+    assert gdp_mu(target_epsilon, target_delta) == pytest.approx(m, rel=1e-9)
+
+
+def test_share_epsilon_is_zero_where_share_target_is_needed():
+    """The bug share_target fixes: a 2% share at delta = 0.1 is (0, 0.1)-DP alone."""
+    assert share_epsilon(1.0, 0.1, 0.02) == 0.0

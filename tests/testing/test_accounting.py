@@ -172,3 +172,16 @@ def test_dask_fit_releases_the_in_memory_stages(params):
         np.testing.assert_allclose(np.asarray(second.statistic), np.asarray(first.statistic),
                                    rtol=1e-10, atol=1e-12,
                                    err_msg=f"stage {index} ({first.label})")
+
+
+@pytest.mark.backend_independent
+def test_an_approx_event_pays_a_gaussian_stage_only_when_it_covers_it():
+    """An (epsilon, delta) event covers a full-batch Gaussian stage of multiplier z when
+    the Gaussian mechanism's epsilon at that delta is at most the event's."""
+    from geomstats_dp.privacy import ApproxDPEvent, compose_epsilon
+    from geomstats_dp.testing._accounting import approx_pays
+
+    gaussian = compose_epsilon((GaussianEvent(2.0),), 1e-5)
+    assert approx_pays(2.0, ApproxDPEvent(gaussian * 1.01, 1e-5))
+    assert not approx_pays(2.0, ApproxDPEvent(gaussian * 0.99, 1e-5))
+    assert not approx_pays(1.0, ApproxDPEvent(gaussian, 1e-5))  # half the noise

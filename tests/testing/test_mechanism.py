@@ -11,6 +11,7 @@ from geomstats.geometry.hypersphere import Hypersphere
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning.mechanisms import (
     AutoClip,
+    ExtrinsicRelease,
     GradientRelease,
     LaplaceRelease,
     TangentRelease,
@@ -31,6 +32,7 @@ from geomstats_dp.testing._case import (
     frechet_mean_reference,
     riemannian_distance,
 )
+from geomstats_dp.testing._cases import extrinsic_mean_reference
 from geomstats_dp.testing._mechanism import composed_epsilon
 from tests.conftest import shifted
 
@@ -63,6 +65,8 @@ def _cases():
                        name="GradientRelease(rsvrg,auto clip)", **MEAN),
         mechanism_case(_point_spec(TangentRelease, steps_epsilon=1.0), X, **MEAN),
         mechanism_case(_point_spec(TwoStageRelease, steps_epsilon=1.0), X, **MEAN),
+        mechanism_case(_point_spec(ExtrinsicRelease, steps_epsilon=1.0), X,
+                       **{**MEAN, "reference": extrinsic_mean_reference}),
         mechanism_case(LaplaceRelease(SPHERE, N_SAMPLES, 1.0, 0.5, to_numpy(START)),
                        small, **MEAN),
         mechanism_case(GradientRelease(flat, SquaredDistanceLoss(flat, 1e-6), N_SAMPLES,

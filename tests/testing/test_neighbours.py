@@ -73,3 +73,31 @@ def test_threshold_epsilon_sits_on_the_auto_rule_threshold(n_samples, dim):
     epsilon = threshold_epsilon(n_samples, dim, 1e-5)
     assert choose_point_method(n_samples, dim, epsilon, 1e-5) == "two_stage"
     assert choose_point_method(n_samples - 1, dim, epsilon, 1e-5) == "rgd"
+
+
+@pytest.mark.parametrize(("name", "relabelled"), [
+    ("PrivateMDM(labels='private',space=spd)", True),
+    ("PrivateTangentSpaceClassifier(space=spd)", True),
+    ("PrivateMDM(labels='public',space=spd)", False),
+])
+def test_private_labels_change_with_the_record(name, relabelled):
+    """A record is (x, y): with private labels every adversarial record also comes with
+    its label changed, and the label alone changes; with public labels never."""
+    case = _case(name)
+    labels = np.asarray(to_numpy(case.y))
+    changed = {}
+    for label, X2, y2 in worst_case_neighbours(case.estimator, case.X, case.y):
+        rows = list(_changed_rows(labels, y2))
+        changed[label] = rows
+        assert rows in ([], [0]), label
+        assert list(_changed_rows(case.X, X2)) == ([] if label == "label changed"
+                                                   else [0]), label
+        if rows:
+            assert y2[0] in labels and y2[0] != labels[0]
+    names = {label for label, rows in changed.items() if rows}
+    if relabelled:
+        assert names == {"label changed"} | {f"{label}, label changed"
+                                             for label in changed if not changed[label]}
+        assert {"far, label changed", "opposite_at_bound, label changed"} <= names
+    else:
+        assert not names

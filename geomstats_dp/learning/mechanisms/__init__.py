@@ -12,6 +12,7 @@ from geomstats_dp.learning.mechanisms.base import (
     run_release,
 )
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
+from geomstats_dp.learning.mechanisms.extrinsic import ExtrinsicRelease
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.learning.mechanisms.laplace import LaplaceRelease
 from geomstats_dp.learning.mechanisms.lloyd import LloydRelease
@@ -21,6 +22,6 @@ from geomstats_dp.learning.mechanisms.tangent_labels import TangentLabelRelease
 from geomstats_dp.learning.mechanisms.tangent_pca import TangentPCARelease
 
 __all__ = ["AlternatingLeastSquaresRelease", "AnalyzeGaussRelease", "AutoClip",
-           "GradientRelease", "LaplaceRelease", "LloydRelease", "Mechanism",
-           "PCAGradientRelease", "Preliminary", "TangentLabelRelease",
+           "ExtrinsicRelease", "GradientRelease", "LaplaceRelease", "LloydRelease",
+           "Mechanism", "PCAGradientRelease", "Preliminary", "TangentLabelRelease",
            "TangentPCARelease", "TangentRelease", "TwoStageRelease", "run_release"]

@@ -12,6 +12,11 @@ query; P_C projects onto the ball of radius C, where the clipped mean lies
 (post-processing: it keeps a noisy step, or a step by a small noisy count, from throwing
 the point far away).
 
+The start may itself be released: ``reference`` (a ``pooled_mean`` release of all the
+records, its own share of the budget) replaces the public start by a private mean of the
+data, so that the classes' clipped steps start near their means whatever the data's
+distance from the canonical point.
+
 Privacy. Labels public (``private_labels=False``): neighbouring datasets differ in the
 features of one record, its label kept; the class sizes n_k are public, one class's sum
 moves by at most 2C and the others not at all, so the stacked query has l2 sensitivity 2C
@@ -63,9 +68,23 @@ def class_mean_multipliers(epsilon, delta, n_iter, private_labels, share=1.0):
 
 def pooled_mean(space, start, n_samples, clip_norm, n_iter, multiplier, label):
     """The release of one private mean of all the records (one public class of size n):
-    read ``release((points, zeros), ...)["centroids_"][0]``."""
+    read ``pooled_point(release, points, rng)``."""
     return ClassMeansRelease(space, start, 1, clip_norm, n_iter, multiplier, None,
                              (n_samples,), label=label)
+
+
+def reference_release(space, start, n_samples, epsilon, delta, clip_norm, n_iter, share,
+                      label):
+    """The ``pooled_mean`` release of a private reference point from the public ``start``,
+    taking ``share`` of the mu^2 of an (epsilon, delta) budget (public quantities only)."""
+    multiplier = class_mean_multipliers(epsilon, delta, n_iter, False, share)[1]
+    return pooled_mean(space, start, n_samples, clip_norm, n_iter, multiplier, label)
+
+
+def pooled_point(release, points, rng):
+    """Run a ``pooled_mean`` release on ``points``; the released point (numpy)."""
+    pooled = release.release((points, np.zeros(len(points), dtype=int)), None, rng)
+    return to_numpy(pooled["centroids_"][0])
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,8 @@ class ClassMeansRelease(Mechanism):
         The public class sizes (labels public).
     label : str
         Prefix of the ledger events.
+    reference : ClassMeansRelease or None
+        A ``pooled_mean`` release whose point replaces ``start`` (None: ``start``).
     """
 
     space: object
@@ -101,9 +122,10 @@ class ClassMeansRelease(Mechanism):
     count_multiplier: float | None = None
     class_sizes: tuple | None = None
     label: str = "PrivateMDM"
+    reference: "ClassMeansRelease | None" = None
 
     def events(self):
-        events = []
+        events = [] if self.reference is None else list(self.reference.events())
         if self.count_multiplier is not None:
             events.append(GaussianEvent.from_noise(
                 self.count_multiplier * COUNT_SENSITIVITY, COUNT_SENSITIVITY,
@@ -127,11 +149,14 @@ class ClassMeansRelease(Mechanism):
 
     def release(self, data, weights, rng):
         """Release the class means of ``data = (points, codes)`` (codes in
-        [0, n_classes)), after checking that the points lie on the space; returns ``centroids_`` and the noise multipliers."""
+        [0, n_classes)), after checking that the points lie on the space; returns
+        ``centroids_`` and the noise multipliers."""
         points, codes = data
         check_values(self.space, points, ATOL)
+        start = (self.start if self.reference is None
+                 else pooled_point(self.reference, points, rng))
         sizes = self._sizes(codes, rng)
-        centroids = [self.start] * self.n_classes
+        centroids = [start] * self.n_classes
         sigma = clipped_sum_sensitivity(self.clip_norm, 1,
                                         multiplier=self.sum_multiplier)
         dim = int(self.space.dim)
@@ -157,7 +182,9 @@ class ClassMeansRelease(Mechanism):
         return {
             "centroids_": to_backend(centroids),
             "noise_multiplier_": self.sum_multiplier,
-            "noise_multipliers_": {"class_sums": self.sum_multiplier,
-                                   "class_counts": self.count_multiplier},
+            "noise_multipliers_": {
+                "class_sums": self.sum_multiplier, "class_counts": self.count_multiplier,
+                "reference": (None if self.reference is None
+                              else self.reference.sum_multiplier)},
             "n_iter_": self.n_iter,
         }

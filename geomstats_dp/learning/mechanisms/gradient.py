@@ -119,6 +119,9 @@ class GradientRelease(Mechanism):
         noise ratio; default ``_diagnostics.noise_ratio``.
     verbose : bool
         Show a progress bar.
+    travel_radius : float, optional
+        The public distance the minimiser may lie from the start, read by the
+        ``ScheduleStopsShortWarning`` diagnostic of a point loss; default the clip norm.
     """
 
     reads_dask: ClassVar[bool] = True
@@ -146,6 +149,7 @@ class GradientRelease(Mechanism):
     step_rule: Any = None
     ratio_rule: Any = None
     verbose: bool = False
+    travel_radius: Any = None
 
     def __post_init__(self):
         if self.method not in GRADIENT_METHODS:
@@ -250,7 +254,7 @@ class GradientRelease(Mechanism):
         n_steps = self.family.n_manifold_steps(n_iter, inner_steps)
         if isinstance(loss, SquaredDistanceLoss):  # the minimiser within C of the start
             ScheduleStopsShortWarning.warn_if(reach(
-                step_size_values(step_size, n_steps), clip_norm,
+                step_size_values(step_size, n_steps), self.travel_radius or clip_norm,
                 getattr(loss, "radius", None)))
         progress = tqdm(total=n_steps, desc=f"{self.label} ({self.method})",
                         disable=not self.verbose)

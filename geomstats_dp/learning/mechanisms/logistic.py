@@ -27,6 +27,15 @@ from geomstats_dp.privacy import GaussianEvent
 from geomstats_dp.privacy.stages import noisy_stage
 
 
+def design(rows, codes, n_classes):
+    """(x~, one-hot targets): the rows with non-finite entries zeroed, clipped to norm 1
+    and a column of ones appended, shape=[n_samples, n_features + 1]; the codes one-hot,
+    shape=[n_samples, n_classes]."""
+    finite = np.nan_to_num(rows, nan=0.0, posinf=0.0, neginf=0.0)
+    inputs = np.hstack([clip_rows(finite, 1.0), np.ones((len(rows), 1))])
+    return inputs, np.eye(n_classes)[codes]
+
+
 @dataclass(frozen=True)
 class LogisticRelease(Mechanism):
     """Noisy full-batch gradient descent of a multinomial logistic model (module notes).
@@ -69,11 +78,7 @@ class LogisticRelease(Mechanism):
     def release(self, data, weights, rng):
         """Fit on ``data = (rows, codes)``, the rows clipped to norm 1 (again);
         returns ``coef_``, shape=[n_classes, n_features], and ``intercept_``."""
-        rows, codes = data
-        inputs = np.hstack([clip_rows(np.nan_to_num(rows, nan=0.0, posinf=0.0,
-                                                    neginf=0.0), 1.0),
-                            np.ones((len(rows), 1))])
-        targets = np.eye(self.n_classes)[codes]
+        inputs, targets = design(*data, self.n_classes)
         theta = np.zeros((self.n_classes, self.n_features + 1))
         penalty = np.ones_like(theta)
         penalty[:, -1] = 0.0

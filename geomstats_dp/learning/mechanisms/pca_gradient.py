@@ -28,7 +28,6 @@ the components and their variances, by decreasing variance (post-processing).
 """
 
 import functools
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -51,6 +50,7 @@ from geomstats_dp.learning._pca_rows import (
 )
 from geomstats_dp.learning.mechanisms.analyze_gauss import (
     MEAN_LABEL,
+    SIGNAL_FRACTION,
     centred_rows,
     explained,
     pca_event,
@@ -59,7 +59,7 @@ from geomstats_dp.learning.mechanisms.analyze_gauss import (
 from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.optim import ConstantStep, PerSampleLoss
-from geomstats_dp.privacy import share_epsilon
+from geomstats_dp.privacy.gaussian_dp import share_target
 
 LABEL = "variances"
 SCALE_LABEL = "trace"
@@ -149,14 +149,13 @@ def prepare_rows(data_norm, mean_event, trace_event, data, rng):
         The rows the run reads (mapped, centred on the private mean).
     fitted : dict
         ``mean_``.
-    trace : tuple of two floats
-        The private trace floored at twice its noise (the steps' scale), and the trace
-        less twice its noise (the noise ratio's curvature, a lower bound).
+    trace : tuple of one float
+        The private trace floored at twice its noise (the steps' scale).
     """
     rows, mean = private_rows(_dask.numpy_or_dask(data), data_norm, mean_event, rng)
     noise_std = trace_event.noise_std
     trace = noisy_trace(rows, noise_std, rng, **stage_of(trace_event))
-    context = (max(trace, 2 * noise_std), trace - 2 * noise_std)
+    context = (max(trace, 2 * noise_std),)
     return _dask.backend_or_dask(rows), {"mean_": mean}, context
 
 
@@ -173,14 +172,17 @@ def step_rule(dim, inner_steps, clip_norm, noise_stds, context):
     return ConstantStep(RGD_MAX_STEP * shrink2 / trace)
 
 
-def ratio_rule(dim, step_sizes, noise_stds, clip_norm, output, context):
-    """``_diagnostics.noise_ratio`` in radians, with curvature h the private trace less
-    twice its noise (infinite when h <= 0: the noise hides the data's scale)."""
-    curvature = context[1]
-    if curvature <= 0:
-        return math.inf
-    steps = np.asarray(step_sizes) * curvature
-    stds = tuple(std / curvature for std in noise_stds)
+def ratio_rule(dim, signal, default_steps, step_sizes, noise_stds, clip_norm, output,
+               context):
+    """``_diagnostics.noise_ratio`` in radians on the model problem whose curvature and
+    trace are ``signal`` (``SIGNAL_FRACTION`` B^2), public: the default steps are those
+    ``step_rule`` gives at that trace (not the private one), a user's steps are used as
+    given; the same on neighbouring datasets."""
+    if default_steps:
+        step = step_rule(dim, None, clip_norm, noise_stds, (signal,))(0)
+        step_sizes = np.full(len(step_sizes), step)
+    steps = np.asarray(step_sizes) * signal
+    stds = tuple(std / signal for std in noise_stds)
     return noise_ratio(steps, stds, dim, 1.0, output)
 
 
@@ -272,18 +274,21 @@ class PCAGradientRelease(Mechanism):
             "rgd", self.n_samples, dim, self.epsilon, self.delta)
         preliminary = (() if self.mean_event is None else (self.mean_event,)) + (
             self.trace_event,)
+        # the run's target: its share of mu^2, as a point of its own privacy curve
+        epsilon, delta = share_target(self.epsilon, self.delta,
+                                      self._rest * (1.0 - SCALE_SHARE - VARIANCE_SHARE))
         return GradientRelease(
             space=space, loss=PCALoss(space, self.data_norm), n_samples=self.n_samples,
-            epsilon=share_epsilon(self.epsilon, self.delta,
-                                  self._rest * (1.0 - SCALE_SHARE - VARIANCE_SHARE)),
-            delta=self.delta, method="rgd", n_iter=n_iter, clip_norm=self.data_norm**2,
+            epsilon=epsilon, delta=delta, method="rgd", n_iter=n_iter, clip_norm=self.data_norm**2,
             init_point=start_basis(self.n_features, self.n_components),
             step_size=self.step_size, output=self.output, noise_method=self.noise_method,
             label=self.label, verbose=self.verbose,
             preliminary=Preliminary(preliminary, functools.partial(
                 prepare_rows, self.data_norm, self.mean_event, self.trace_event)),
             step_rule=functools.partial(step_rule, dim),
-            ratio_rule=functools.partial(ratio_rule, dim))
+            ratio_rule=functools.partial(ratio_rule, dim,
+                                         SIGNAL_FRACTION * self.data_norm**2,
+                                         self.step_size is None))
 
     def _warn_if_cannot_converge(self):
         gradient = self.gradient
@@ -313,7 +318,7 @@ class PCAGradientRelease(Mechanism):
                                                     **stage_of(event))
         variances, rotation = np.linalg.eigh(moments)
         basis = basis @ rotation[:, ::-1]
-        fitted.update(explained(variances[::-1], residual))
+        fitted.update(explained(variances[::-1], residual, self.n_features))
         fitted["estimate_"] = to_backend(basis[:, 0] if basis.shape[1] == 1 else basis)
         fitted["events_"] = tuple(fitted["events_"]) + (self.variance_event,)
         return fitted

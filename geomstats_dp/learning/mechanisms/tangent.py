@@ -70,6 +70,7 @@ LOCALISE_GRID = np.geomspace(1e-3, 1.0, 37)  # candidates for C2 / C: 12 a decad
 STEP_SHARE_RATIO = 4.0  # each step gets this many times the previous step's mu^2
 REFINE_HORIZON_RATIO = 4.0  # refinement steps: privacy horizon / this, at least one
 REACH_HORIZON_RATIO = 2.0  # 1 + horizon / this unit steps in all (``travel_steps``)
+SETTLED_MEAN_TOL = 1e-13  # the settled mean's Karcher steps stop at rounding level
 
 
 def check_point_loss(loss, method):
@@ -126,7 +127,7 @@ def settled_mean(space, points, noise_norms):
         return points[-1]
     weights = nus[first:] ** -2
     return karcher_mean(space, gs.stack(points[first:]), to_backend(weights / weights.sum()),
-                        points[-1])
+                        points[-1], tol=SETTLED_MEAN_TOL)
 
 
 def travel_steps(horizon, n_refine):
@@ -180,6 +181,12 @@ class TangentSteps(Mechanism):
         The step is 1 / smoothness.
     label : str
         Prefix of the event labels.
+    horizon_scale : float
+        The privacy horizon that sets the number of travel steps is multiplied by it
+        (public; ``PrivateERM``: ``_defaults.convergence_scale``).
+    travel_radius : float, optional
+        The public distance the minimiser may lie from x0, read by the
+        ``ScheduleStopsShortWarning`` diagnostic; default the clip norm.
     """
 
     method: ClassVar[str] = ""
@@ -198,6 +205,8 @@ class TangentSteps(Mechanism):
     noise_method: str = "transport"
     smoothness: float = 1.0
     label: str = ""
+    horizon_scale: float = 1.0
+    travel_radius: Any = None
 
     def __post_init__(self):
         check_point_loss(self.loss, self.method)
@@ -270,7 +279,7 @@ class TangentSteps(Mechanism):
             TangentGaussian(space, self.noise_method, validate=False), rng)
         step_size = 1.0 / self.smoothness
         ScheduleStopsShortWarning.warn_if(reach(
-            np.full(len(self.multipliers), step_size), clip_norm,
+            np.full(len(self.multipliers), step_size), self.travel_radius or clip_norm,
             getattr(loss, "radius", None)))
 
         def localise(norms):  # a private radius around the coarse point
@@ -344,4 +353,4 @@ class TwoStageRelease(TangentSteps):
     def n_steps(self, n_samples, epsilon, delta):
         horizon = privacy_horizon(n_samples, self.dim, epsilon, delta)
         n_refine = max(1, math.ceil(horizon / REFINE_HORIZON_RATIO))
-        return 1 + n_refine, travel_steps(horizon, n_refine)
+        return 1 + n_refine, travel_steps(horizon * self.horizon_scale, n_refine)

@@ -6,21 +6,26 @@ unless public, is ``class_means.pooled_mean`` (the records as one public class o
 sensitivity 2C' of each round's tangent sum, C' = ``reference.clip_norm``); the rows at it
 are clipped to C and scaled into the unit ball, a function of one record each given the
 released point, and the linear model is ``logistic.LogisticRelease`` (sensitivity 2G per
-step). Accountant: the reference rounds and the gradient steps are Gaussian releases
-composed exactly in Gaussian DP, their multipliers set from public shares of the mu^2 of
-the fit's (epsilon, delta) before any data value is read.
+step) or ``logistic_objective.LogisticObjectiveRelease`` (objective perturbation).
+Accountant: the reference rounds and the gradient steps are Gaussian releases composed
+exactly in Gaussian DP, their multipliers set from public shares of the mu^2 of the fit's
+(epsilon, delta) before any data value is read; objective perturbation's
+(epsilon, delta) event composes with the reference rounds by the package's accountant
+(basic composition at the rest of delta).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning._data import check_values
 from geomstats_dp.learning._tangent_frame import clip_rows, coordinates, tangent_frame
 from geomstats_dp.learning.mechanisms.base import Mechanism
-from geomstats_dp.learning.mechanisms.class_means import ATOL, ClassMeansRelease
-from geomstats_dp.learning.mechanisms.logistic import LogisticRelease
+from geomstats_dp.learning.mechanisms.class_means import (
+    ATOL,
+    ClassMeansRelease,
+    pooled_point,
+)
 
 
 def tangent_rows(space, frame, clip_norm, points):
@@ -39,7 +44,7 @@ class TangentLogisticRelease(Mechanism):
     space : Manifold
     clip_norm : float
         C, the rows' clip radius (the rows are divided by it).
-    logistic : LogisticRelease
+    logistic : LogisticRelease or LogisticObjectiveRelease
     reference : ClassMeansRelease or None
         The pooled-mean release of the reference point; None: ``base_point``.
     base_point : numpy.ndarray or None, shape=[*space.shape]
@@ -48,7 +53,7 @@ class TangentLogisticRelease(Mechanism):
 
     space: object
     clip_norm: float
-    logistic: LogisticRelease
+    logistic: Mechanism
     reference: ClassMeansRelease | None = None
     base_point: np.ndarray | None = None
 
@@ -64,14 +69,12 @@ class TangentLogisticRelease(Mechanism):
         if self.reference is None:
             point = self.base_point
         else:
-            pooled = self.reference.release((points, np.zeros(len(points), dtype=int)),
-                                            None, rng)
-            point = to_numpy(pooled["centroids_"][0])
+            point = pooled_point(self.reference, points, rng)
         frame = tangent_frame(self.space, point)
         rows = tangent_rows(self.space, frame, self.clip_norm, points) / self.clip_norm
         fitted = self.logistic.release((rows, codes), None, rng)
         fitted["base_point_"] = point
         if self.reference is not None:
             fitted["noise_multipliers_"] = {"reference": self.reference.sum_multiplier,
-                                            "gradient": self.logistic.noise_multiplier}
+                                            "model": fitted["noise_multiplier_"]}
         return fitted
