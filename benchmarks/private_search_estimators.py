@@ -18,7 +18,7 @@ Settings (public):
   suite's split (20% of the ratings held out, seeded by the seed); grid: ``rank`` in
   {2, 3, 5}; score: each validation user's mean squared error on their ratings, clipped to
   B = 16 (the squared width of the rating range); error: test RMSE. Total epsilon 1 and 4.
-* ``PrivateStructuredPrediction`` (targets' log-coordinates released once, D = pi) on
+* ``PrivateStructuredPrediction`` (its default on S^1: the extrinsic release) on
   segment_hue (KEEL segment, the mean hue on S^1, 2,000 training and 200 test regions);
   grid: ``bandwidth`` in {0.5, 1, 2} x the median distance between the (public) training
   features, the default being 1 x; score: the squared geodesic distance, clipped to

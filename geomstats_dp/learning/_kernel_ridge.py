@@ -58,18 +58,20 @@ def kernel_weights(X_train, X_new, bandwidth, regularization):
     return np.linalg.solve(gram, rbf_kernel(X_train, X_new, bandwidth)).T
 
 
-def kernel_ridge_coefficients(features, values, bandwidth, regularization):
-    """beta = (K + gamma I)^(-1) (v - m) and the shrunk mean m = sum_i v_i / (n + gamma).
+def kernel_ridge_coefficients(features, values, bandwidth, regularization, mean=None):
+    """beta = (K + gamma I)^(-1) (v - m) and the prior mean m.
 
     The Gaussian-process regression of ``values`` whose noise variance over prior
-    variance is gamma, with a constant mean of the same prior (hence the shrinkage of m
-    toward 0): its prediction at x is m + K_x^T beta.
+    variance is gamma: its prediction at x is m + K_x^T beta. m is ``mean`` (a prior mean
+    released separately), else the shrunk mean sum_i v_i / (n + gamma) (a constant mean of
+    the same prior, hence the shrinkage toward 0).
 
     Parameters
     ----------
     features : numpy.ndarray, shape=[n, p]
     values : numpy.ndarray, shape=[n, ...]
     bandwidth, regularization : float
+    mean : numpy.ndarray or None, shape=[q]
 
     Returns
     -------
@@ -78,7 +80,8 @@ def kernel_ridge_coefficients(features, values, bandwidth, regularization):
     mean : numpy.ndarray, shape=[q]
     """
     rows = values.reshape(len(values), -1)
-    mean = rows.sum(axis=0) / (len(rows) + regularization)
+    if mean is None:
+        mean = rows.sum(axis=0) / (len(rows) + regularization)
     gram = regularized_gram(features, bandwidth, regularization)
     return np.linalg.solve(gram, rows - mean), mean
 

@@ -3,9 +3,10 @@
 The prediction at a feature vector x is the minimiser over the manifold of
 sum_i alpha_i(x) d(w, y_i)^2 / 2, with the kernel-ridge weights
 alpha(x) = (K + gamma I)^(-1) K_x of an RBF kernel on the training features
-(``learning._kernel_ridge``). By default the targets' log-coordinates at a public point
-are released once by ``fit`` and every prediction is post-processing; per row, each
-prediction is one DP gradient release made by ``predict``, charged.
+(``learning._kernel_ridge``). By default the targets are released once by ``fit`` (on
+a sphere in their ambient coordinates, elsewhere as log-coordinates at a base point) and
+every prediction is post-processing; per row, each prediction is one DP gradient release
+made by ``predict``, charged.
 """
 
 from typing import ClassVar
@@ -39,6 +40,11 @@ from geomstats_dp.learning._weighted_distance import (
     nonprivate_prediction,
 )
 from geomstats_dp.learning.mechanisms.base import run_release
+from geomstats_dp.learning.mechanisms.extrinsic_labels import (
+    ExtrinsicLabelRelease,
+    is_unit_sphere,
+    project_to_sphere,
+)
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease
 from geomstats_dp.learning.mechanisms.tangent_labels import ATOL, TangentLabelRelease
 from geomstats_dp.optim import ConstantStep, PairedSamples, clip_tangent_vectors
@@ -50,7 +56,8 @@ __all__ = ["PrivateStructuredPrediction", "WeightedSquaredDistanceLoss", "kernel
 
 ROW_REGULARIZATION = 1e-3  # gamma of the per-row releases, floor of the label release's
 # method -> when it releases: "fit" (once, then post-processing) or "predict" (per row)
-RELEASED_AT = {"labels": "fit", "rgd": "predict", "rsgd": "predict", "rsvrg": "predict"}
+RELEASED_AT = {"extrinsic": "fit", "labels": "fit", "rgd": "predict", "rsgd": "predict",
+               "rsvrg": "predict"}
 ROW_LABEL = "PrivateStructuredPrediction (row)"
 
 
@@ -62,12 +69,20 @@ class PrivateStructuredPrediction(PrivateEstimator):
         F_x(w) = sum_i a_i(x) d(w, y_i)^2 / 2,   a(x) = alpha(x) / sum_i alpha_i(x),
         alpha(x) = (K + gamma I)^(-1) K_x,   K_ij = exp(-|x_i - x_j|^2 / (2 h^2))
 
-    (Rudi et al. 2018). Two releases, both label-level (the unit is one target y_i, the
+    (Rudi et al. 2018). Every release is label-level (the unit is one target y_i, the
     features X and X_new are public; adjacency replace-one: y_j replaced by any point of
     the space, X fixed). Feature changes are not covered: replacing one x_j changes every
     alpha_i(x) through (K + gamma I)^(-1).
 
-    - ``method="labels"`` (default; ``learning.mechanisms.tangent_labels``): ``fit``
+    - ``method="auto"`` (default): "extrinsic" on geomstats' unit sphere (extrinsic
+      coordinates), "labels" on every other space (public: the space's class).
+    - ``method="extrinsic"`` (``learning.mechanisms.extrinsic_labels``): ``fit`` releases
+      a private mean mu~ of the targets (sensitivity 2 / n) and the targets y~_i + noise
+      in R^(d+1) (sensitivity 2; ``clip_norm`` unused), composed exactly, the mean's share
+      a public rule. ``predict`` (post-processing): mu~ + sum_i beta_i(x) (y~_i - mu~),
+      gamma = (d + 1) sigma^2 / (1 - |mu~|^2), projected onto the sphere: an extrinsic
+      average (no chart to wrap), shrunk toward the private mean as the noise grows.
+    - ``method="labels"`` (``learning.mechanisms.tangent_labels``): ``fit``
       releases the targets' log-coordinates v_i = Log_b(y_i) at the public point b,
       clipped to D = ``clip_norm``, plus tangent Gaussian noise of standard deviation
       sigma = z 2D (sensitivity 2D, one Gaussian release), and charges the budget once.
@@ -99,15 +114,16 @@ class PrivateStructuredPrediction(PrivateEstimator):
         h of the RBF kernel, > 0. None: the median distance between training features
         (public), computed by ``fit``.
     regularization : float or None
-        gamma, > 0. None: 3 d sigma^2 / D^2 for "labels" (with a floor of 1e-3), 1e-3 per
-        row.
+        gamma, > 0. None: 3 d sigma^2 / D^2 for "labels", (d + 1) sigma^2 / s for
+        "extrinsic" (both with a floor of 1e-3), 1e-3 per row.
     epsilon, delta : float
         The guarantee of the label release ("labels"), or of each predicted row.
     clip_norm : float or None
         D. "labels": the bound on d(b, y_i) (farther targets are pulled in to D; required).
+        "extrinsic": unused (the sphere bounds the targets).
         Per row: the Huber radius of the loss and the clip norm of the unweighted
         gradients; None infers C_x from the data with a PrivacyLeakWarning (not private).
-    method : {"labels", "rgd", "rsgd", "rsvrg"}
+    method : {"auto", "extrinsic", "labels", "rgd", "rsgd", "rsvrg"}
     base_point : array-like, optional
         "labels": a public point b. None (default): b is released privately, the one-shot
         clipped tangent mean of the targets at the canonical point (sensitivity 2D / n,
@@ -144,12 +160,12 @@ class PrivateStructuredPrediction(PrivateEstimator):
         p, the number of features.
     method_ : str
     bandwidth_, regularization_ : float
-        The kernel's h and gamma used.
+        The kernel's h and gamma ("extrinsic" by default: the public (d + 1) sigma^2).
     budget_ : PrivacyBudget
-        "labels": the budget ``fit`` charged (per row ``fit`` charges nothing and sets
+        "labels", "extrinsic": the budget ``fit`` charged (per row ``fit`` charges nothing and sets
         neither this nor ``events_``).
     events_ : tuple
-        "labels": the privacy events ``fit`` charged.
+        "labels", "extrinsic": the privacy events ``fit`` charged.
     noise_multiplier_ : float
         Noise standard deviation over the sensitivity: of the label release ("labels",
         set by ``fit``), or of a step of every row (set by ``predict``).
@@ -158,11 +174,15 @@ class PrivateStructuredPrediction(PrivateEstimator):
     predict_events_ : tuple
         Per row: the privacy events the last ``predict`` call charged, one run per row.
     labels_ : array-like, shape=[n_samples, *space.shape]
-        "labels": the released noisy log-coordinates, tangent at ``base_point_``.
+        "labels": the released noisy log-coordinates, tangent at ``base_point_``;
+        "extrinsic": the released noisy targets in R^(d+1).
+    mean_ : array-like, shape=[d + 1]
+        "extrinsic": the released noisy mean of the targets in R^(d+1).
     base_point_ : array-like, shape=[*space.shape]
-        "labels": b.
+        "labels": b. "extrinsic": ``mean_`` projected onto the sphere, the constant
+        private prediction.
     noise_ratio_ : float
-        "labels": gamma / n, public. Above 1 the released mean is shrunk more than half
+        "labels", "extrinsic": gamma / n, public. Above 1 the released mean is shrunk more than half
         way to b by the noise, and a NoiseDominatesWarning says the predictions are
         expected to be little better than b.
     clip_norms_ : numpy.ndarray, shape=[k]
@@ -170,7 +190,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
     """
 
     _FITTED = ("n_features_in_", "method_", "bandwidth_", "regularization_", "budget_",
-               "events_", "noise_multiplier_", "labels_", "base_point_", "noise_ratio_",
+               "events_", "noise_multiplier_", "labels_", "mean_", "base_point_",
+               "noise_ratio_",
                "clip_norms_", "predict_budget_", "predict_events_")
     _parameter_constraints: ClassVar[dict] = {
         **{name: GRADIENT_CONSTRAINTS[name] for name in (
@@ -180,14 +201,14 @@ class PrivateStructuredPrediction(PrivateEstimator):
         "bandwidth": [PositiveFinite(), None],
         "regularization": [PositiveFinite(), None],
         "clip_norm": [PositiveFinite(), None],
-        "method": [StrOptions(set(RELEASED_AT))],
+        "method": [StrOptions({"auto", *RELEASED_AT})],
         "base_point": ["array-like", None],
     }
     # fit releases nothing and checks the targets: a search planning it reads them
     _planning_reads_data = True
 
     def __init__(self, space, bandwidth=None, regularization=None, epsilon=1.0,
-                 delta=1e-5, clip_norm=None, method="labels", base_point=None, n_iter=None,
+                 delta=1e-5, clip_norm=None, method="auto", base_point=None, n_iter=None,
                  step_size=None, batch_size=None, inner_steps=None, init_point=None,
                  noise_method="transport", budget=None, random_state=None, secure=False,
                  verbose=False):
@@ -212,7 +233,7 @@ class PrivateStructuredPrediction(PrivateEstimator):
         self._remember_budget()
 
     def fit(self, X, Y):
-        """Keep the training pairs; with "labels", release the targets once.
+        """Keep the training pairs; with "labels" or "extrinsic", release the targets once.
 
         Parameters
         ----------
@@ -229,28 +250,38 @@ class PrivateStructuredPrediction(PrivateEstimator):
         budget = self._start_fit(self.epsilon, self.delta)
         features, targets = self._check_input(X, Y)
         bandwidth = self.bandwidth or median_bandwidth(features)
-        if RELEASED_AT[self.method] == "predict":
+        method = self._method()
+        if RELEASED_AT[method] == "predict":
             check_values(self.space, targets, ATOL, "Y")
             self._features, self._targets = features, targets
-            self._set(n_features_in_=features.shape[1], method_=self.method,
+            self._set(n_features_in_=features.shape[1], method_=method,
                       bandwidth_=bandwidth,
                       regularization_=self.regularization or ROW_REGULARIZATION)
             return self
-        mechanism = self._label_mechanism(len(targets))
+        mechanism = self._label_mechanism(method, len(targets))
         fitted = run_release(mechanism, budget, targets, None, self.random_state,
                              self.secure)
-        dim = int(self.space.dim)
-        regularization = self.regularization or max(
-            ROW_REGULARIZATION, 3 * dim * (mechanism.sigma / mechanism.clip_norm) ** 2)
+        regularization = self.regularization or max(ROW_REGULARIZATION,
+                                                    mechanism.regularization)
+        prior_mean = to_numpy(fitted["mean_"]) if "mean_" in fitted else None
         self._features = features
         self._coefficients, self._mean = kernel_ridge_coefficients(
-            features, to_numpy(fitted["labels_"]), bandwidth, regularization)
+            features, to_numpy(fitted["labels_"]), bandwidth,
+            self.regularization or max(ROW_REGULARIZATION,
+                                       mechanism.prediction_regularization(fitted)),
+            prior_mean)
         ratio = regularization / len(targets)
         NoiseDominatesWarning.warn_if(ratio)
         self._set(**fitted, budget_=budget, n_features_in_=features.shape[1],
-                  method_=self.method, bandwidth_=bandwidth, regularization_=regularization,
+                  method_=method, bandwidth_=bandwidth, regularization_=regularization,
                   noise_ratio_=ratio)
         return self
+
+    def _method(self):
+        """``method``; "auto": "extrinsic" on the unit sphere, else "labels" (public)."""
+        if self.method != "auto":
+            return self.method
+        return "extrinsic" if is_unit_sphere(self.space) else "labels"
 
     def _check_params(self):
         """The parameters, declaratively, then the rules across them (before the data)."""
@@ -260,7 +291,12 @@ class PrivateStructuredPrediction(PrivateEstimator):
                 "secure=True draws from the operating system's entropy; "
                 f"random_state must be None, got {self.random_state!r}"
             )
-        if self.method == "labels" and self.clip_norm is None:
+        if self.method == "extrinsic" and not is_unit_sphere(self.space):
+            raise ValueError(
+                "method='extrinsic' needs geomstats' unit sphere (Hypersphere, extrinsic "
+                f"coordinates) as space, got {type(self.space).__name__}"
+            )
+        if self._method() == "labels" and self.clip_norm is None:
             raise ValueError(
                 "method='labels' needs clip_norm, a public bound D on the targets' "
                 "distance to base_point (farther targets are pulled in to D)"
@@ -279,8 +315,10 @@ class PrivateStructuredPrediction(PrivateEstimator):
             )
         return features, targets
 
-    def _label_mechanism(self, n_samples):
-        """The label release of ``fit`` (method "labels")."""
+    def _label_mechanism(self, method, n_samples):
+        """The release of ``fit`` (method "labels" or "extrinsic")."""
+        if method == "extrinsic":
+            return ExtrinsicLabelRelease(self.space, n_samples, self.epsilon, self.delta)
         return TangentLabelRelease(self.space, n_samples, float(self.clip_norm),
                                    self.epsilon, self.delta, self.base_point)
 
@@ -314,7 +352,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
     def predict(self, X):
         """Predict one point per row of X.
 
-        "labels": post-processing of the released coordinates, nothing charged. Per row:
+        "labels", "extrinsic": post-processing of the released targets, nothing charged.
+        Per row:
         one private release per row, the whole call checked against the budget before any
         prediction is computed; ``predict_budget_`` and ``predict_events_`` record it.
 
@@ -335,6 +374,8 @@ class PrivateStructuredPrediction(PrivateEstimator):
             return self._predict_rows(features)
         tangent = self._mean + rbf_kernel(features, self._features,
                                           self.bandwidth_) @ self._coefficients
+        if self.method_ == "extrinsic":
+            return project_to_sphere(self.space, tangent)
         tangent = to_backend(tangent.reshape((len(features),) + tuple(self.space.shape)))
         # every clipped target lies within D of b: so does a prediction (post-processing;
         # without it, noise amplified by a small regularization can overflow Exp)

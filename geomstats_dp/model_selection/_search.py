@@ -31,6 +31,7 @@ from geomstats_dp.model_selection.calibration import largest_epsilon
 from geomstats_dp.model_selection.planning import planned_events
 from geomstats_dp.model_selection.scores import SCORE_METHODS, score_mechanism
 from geomstats_dp.model_selection.splits import split_class
+from geomstats_dp.model_selection.validation_losses import default_loss_bound
 from geomstats_dp.privacy import ApproxDPEvent, PrivacyBudget, SelectionEvent, compose
 from geomstats_dp.privacy.selection import max_runs
 
@@ -45,7 +46,7 @@ TRUNCATION_SHARE = 100
 RESERVED = ("epsilon", "delta", "budget", "random_state", "secure")
 SEARCH_FITTED = ("best_index_", "best_params_", "best_score_", "best_estimator_",
                  "cv_results_", "run_epsilon_", "refit_epsilon_", "events_", "budget_",
-                 "n_candidates_")
+                 "n_candidates_", "loss_bound_")
 
 
 def _delegate(name):
@@ -102,10 +103,11 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
     def _check_params(self):
         """The rules that join parameters (each parameter alone is checked by
         ``_parameter_constraints``); return the law's shape."""
-        if self.loss_bound is None:
+        if self._loss_bound() is None:
             raise ValueError(
                 "loss_bound must be a public bound B on the per-record validation loss "
-                "(the private score clips to [0, B]); it is never inferred from the data"
+                "(the private score clips to [0, B]); it is never inferred from the data, "
+                f"and {type(self.estimator).__name__}'s space and loss give none"
             )
         params = self.estimator.get_params(deep=False)
         for name in ("epsilon", "delta", "budget", "random_state"):
@@ -117,6 +119,12 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         if isinstance(self.runs, str):
             return RUN_LAWS[self.runs]
         return float(self.runs)
+
+    def _loss_bound(self):
+        """``loss_bound``, else the bound the space gives (``default_loss_bound``)."""
+        if self.loss_bound is not None:
+            return self.loss_bound
+        return default_loss_bound(self.estimator)
 
     def _public_runs(self, mean, shape):
         """k_max, the public number of runs of every search (None: K runs, module notes
@@ -191,7 +199,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         budget.check(selection, *refit_events)  # the refit's room too, before any value
         self._check_data(X, y)
         runs = best_of_runs.BestOfRuns(self.estimator, tuple(candidates), run_epsilon,
-                                       self.delta, self.loss_bound, selection,
+                                       self.delta, self._loss_bound(), selection,
                                        tuple(charged), mechanism, self._secure)
         best = run_release(runs, budget, splits, None, random_state=rng)
         self._set_fitted(candidates, best, run_epsilon, budget)
@@ -232,7 +240,8 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         """
         costs = [splits.run_cost(self._candidate(params, epsilon, None, None))
                  for params in candidates]
-        score = mechanism.events(epsilon, self.delta, self.loss_bound / splits.n_validation,
+        score = mechanism.events(epsilon, self.delta,
+                                 self._loss_bound() / splits.n_validation,
                                  f"{type(self).__name__}: private score")
         ledgers = tuple(ledger for _, run_ledgers in costs for ledger in run_ledgers)
         mean, shape, runs = law
@@ -307,6 +316,7 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
             "released_score": released,
         }
         self.run_epsilon_ = run_epsilon
+        self.loss_bound_ = self._loss_bound()
         self.n_candidates_ = len(candidates)
         self.events_ = best["events_"]
         self.budget_ = budget
@@ -321,6 +331,12 @@ class BasePrivateSearchCV(MetaEstimatorMixin, PrivateEstimator):
         splits.fit_all(estimator)
         estimator.set_params(random_state=random_state)
         return estimator
+
+    @property
+    def best_loss_(self):
+        """The released noisy mean validation loss of the chosen candidate, -best_score_
+        (lower is better; NaN where the search returned its first candidate untried)."""
+        return -self.best_score_
 
     # -- delegation to the chosen estimator ---------------------------------------------
 

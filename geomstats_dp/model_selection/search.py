@@ -60,8 +60,11 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
         What the search and the refit cost together, > 0.
     delta : float
         In (0, 1); the delta at which every epsilon of the search is stated.
-    loss_bound : float
-        B, the public bound the per-record validation losses are clipped to (required).
+    loss_bound : float or None
+        B, the public bound the per-record validation losses are clipped to. None: the
+        bound the space gives (``validation_losses.default_loss_bound``: pi^2 for the
+        squared distance of a prediction on a sphere, pi^2 / 2 for a mean's d^2 / 2 there,
+        1 for a 0-1 loss); required where it gives none.
     runs : {"poisson", "logarithmic", "geometric"} or float
         The law of the number of runs K: Poisson (K may be 0, with probability
         e^-E[K]: the first candidate is then returned, with ``best_score_`` NaN), or
@@ -105,7 +108,13 @@ class PrivateGridSearchCV(BasePrivateSearchCV):
         Index of the chosen candidate in ``cv_results_["params"]``.
     best_params_ : dict
     best_score_ : float
-        Its private score (minus the noisy clipped mean validation loss); NaN if K = 0.
+        Its private score, scikit-learn's convention (higher is better): MINUS the noisy
+        clipped mean validation loss, like scikit-learn's ``neg_mean_squared_error``; NaN
+        if K = 0.
+    best_loss_ : float
+        The same as a loss, ``-best_score_`` (lower is better).
+    loss_bound_ : float
+        B used (``loss_bound`` or the bound the space gives).
     best_estimator_ : estimator or None
         Refitted on all data (``refit=True``), else the best run's estimator.
     cv_results_ : dict
@@ -164,7 +173,7 @@ class PrivateRandomizedSearchCV(BasePrivateSearchCV):
     epsilon : float
         As in ``PrivateGridSearchCV``, and so are the next parameters.
     delta : float
-    loss_bound : float
+    loss_bound : float or None
     runs : {"poisson", "logarithmic", "geometric"} or float
     mean_runs : float, optional
     validation_fraction : float
@@ -177,8 +186,8 @@ class PrivateRandomizedSearchCV(BasePrivateSearchCV):
 
     Attributes
     ----------
-    best_index_, best_params_, best_score_, best_estimator_, cv_results_, run_epsilon_,
-    refit_epsilon_, events_, budget_, n_candidates_
+    best_index_, best_params_, best_score_, best_loss_, best_estimator_, cv_results_,
+    run_epsilon_, refit_epsilon_, events_, budget_, n_candidates_, loss_bound_
         As in ``PrivateGridSearchCV``.
     """
 

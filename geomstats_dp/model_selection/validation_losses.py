@@ -8,7 +8,10 @@ observed ratings, the squared distance of a private prediction to its target. Va
 non-finite; ``private_score`` clips them, so no value of the data raises.
 """
 
+import math
+
 import numpy as np
+from geomstats.geometry.hypersphere import Hypersphere
 from sklearn.base import ClassifierMixin
 
 from geomstats_dp._backend import quiet_numerics, to_backend, to_numpy
@@ -18,7 +21,7 @@ from geomstats_dp.learning import (
     PrivatePCA,
     PrivateStructuredPrediction,
 )
-from geomstats_dp.optim import PairedSamples, SquaredDistanceLoss
+from geomstats_dp.optim import HuberDistanceLoss, PairedSamples, SquaredDistanceLoss
 
 
 def pca_losses(estimator, X, y=None):
@@ -115,3 +118,40 @@ def record_losses(estimator, X, y=None):
         f"PrivatePCA, PrivateMatrixCompletion, PrivateStructuredPrediction, PriRFed), got "
         f"{type(estimator).__name__}"
     )
+
+
+def default_loss_bound(estimator):
+    """The bound B of the per-record validation loss that the space gives, or None.
+
+    From public quantities only (the estimator's class, space and loss): on a sphere,
+    whose geodesic distance is at most pi, the squared distance of a prediction to its
+    target is at most pi^2 (PrivateStructuredPrediction), the loss d^2 / 2 at most
+    pi^2 / 2 (PrivateFrechetMean; PrivateERM and PriRFed with ``SquaredDistanceLoss``)
+    and the Huber loss of radius r at most h_r(pi); a classifier's 0-1 loss at most 1.
+    None elsewhere (a non-compact space, PCA's reconstruction error and matrix
+    completion's squared error on unbounded rows, a user's loss): give ``loss_bound``.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted; nothing but its parameters is read.
+
+    Returns
+    -------
+    bound : float or None
+    """
+    if isinstance(estimator, ClassifierMixin):
+        return 1.0
+    if isinstance(estimator, (PrivatePCA, PrivateMatrixCompletion)):
+        return None
+    if isinstance(estimator, PrivateStructuredPrediction):
+        return math.pi**2 if isinstance(estimator.space, Hypersphere) else None
+    loss = estimator._make_loss() if hasattr(estimator, "_make_loss") else None
+    if loss is None or not isinstance(loss.space, Hypersphere):
+        return None
+    if type(loss) is SquaredDistanceLoss:
+        return math.pi**2 / 2
+    if type(loss) is HuberDistanceLoss:
+        radius = min(loss.radius, math.pi)
+        return radius * math.pi - radius**2 / 2
+    return None

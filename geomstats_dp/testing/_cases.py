@@ -270,6 +270,17 @@ def _structured_prediction_cases():
                                          regularization=1e-2, random_state=SEED)
     cases = [Case("PrivateStructuredPrediction(method='labels',space=hyperboloid)", labels,
                   X, Y)]
+    circle = Hypersphere(1)
+    angles = 2 * np.pi * x + 0.2 * rng.standard_normal(N_SAMPLES)  # all around the circle
+    directions = to_backend(np.stack([np.cos(angles), np.sin(angles)], axis=1))
+
+    def projected_mean(X, y):  # base_point_: the released mean, projected
+        mean = np.mean(to_numpy(y), axis=0)
+        return to_backend(mean / np.linalg.norm(mean))
+
+    cases.append(Case("PrivateStructuredPrediction(method='auto',space=circle)",
+                      PrivateStructuredPrediction(circle, random_state=SEED), X, directions,
+                      reference=projected_mean, distance=riemannian_distance(circle)))
     for method in ("rgd", "rsgd", "rsvrg"):  # released at predict, row by row
         estimator = PrivateStructuredPrediction(
             Hyperboloid(2), epsilon=5.0, clip_norm=1.0, n_iter=5, bandwidth=0.2,

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
+from geomstats.geometry.spd_matrices import SPDMatrices
 from scipy import stats
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
@@ -212,8 +213,21 @@ def test_poisson_without_runs_returns_the_first_candidate_unscored():
         assert np.isnan(search.cv_results_["released_score"]).all()
 
 
+def test_loss_bound_defaults_to_the_bound_the_sphere_gives_and_is_required_elsewhere():
+    """d^2 / 2 on the sphere is at most pi^2 / 2; on SPD matrices nothing bounds it."""
+    search = _search(loss_bound=None).fit(_data())
+    assert search.loss_bound_ == pytest.approx(math.pi**2 / 2)
+    assert search.best_loss_ == -search.best_score_
+    spd = SPDMatrices(2)
+    points = spd.random_point(20)
+    budget = PrivacyBudget(4.0, 1e-5)
+    with pytest.raises(ValueError, match="loss_bound must be a public bound"):
+        PrivateGridSearchCV(PrivateFrechetMean(spd, clip_norm=1.0), GRID,
+                            budget=budget).fit(points)
+    assert budget.events == ()
+
+
 @pytest.mark.parametrize("kwargs, error, match", [
-    ({"loss_bound": None}, ValueError, "loss_bound"),
     ({"runs": "uniform"}, ValueError, "runs"),
     ({"mean_runs": 0.5}, ValueError, "mean_runs"),
     ({"refit": 1}, TypeError, "refit"),

@@ -1,15 +1,28 @@
 """Per-record validation losses of fitted estimators, from their releases only, against
 closed forms computed here."""
 
+import math
+
 import numpy as np
 import pytest
 from geomstats.geometry.euclidean import Euclidean
 from geomstats.geometry.hypersphere import Hypersphere
 from sklearn.linear_model import LinearRegression
 
-from geomstats_dp._backend import to_numpy
-from geomstats_dp.learning import PrivateFrechetMean, PrivatePCA
-from geomstats_dp.model_selection.validation_losses import record_losses, record_shapes
+from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp.learning import (
+    PrivateERM,
+    PrivateFrechetMean,
+    PrivateMDM,
+    PrivatePCA,
+    PrivateStructuredPrediction,
+)
+from geomstats_dp.model_selection.validation_losses import (
+    default_loss_bound,
+    record_losses,
+    record_shapes,
+)
+from geomstats_dp.optim import HuberDistanceLoss, SquaredDistanceLoss
 
 
 def test_frechet_mean_loss_is_half_the_squared_distance_to_the_release():
@@ -52,3 +65,27 @@ def test_another_estimator_raises_naming_its_class():
     with pytest.raises(TypeError, match="estimator must be an estimator of geomstats_dp.*"
                                         "got LinearRegression"):
         record_losses(LinearRegression(), np.ones((2, 2)))
+
+
+def test_default_loss_bounds_hold_for_the_farthest_records():
+    """Each bound is attained on the sphere: a record at the antipode of the release."""
+    sphere = Hypersphere(2)
+    north, south = to_backend(np.array([0.0, 0.0, 1.0])), to_backend(np.array([[0.0, 0.0, -1.0]]))
+    cases = [
+        (PrivateFrechetMean(sphere, clip_norm=1.0), math.pi**2 / 2),
+        (PrivateERM(sphere, SquaredDistanceLoss(sphere), clip_norm=1.0), math.pi**2 / 2),
+        (PrivateERM(sphere, HuberDistanceLoss(sphere, 0.5), clip_norm=1.0),
+         0.5 * math.pi - 0.125),
+        (PrivateStructuredPrediction(sphere), math.pi**2),
+    ]
+    for estimator, bound in cases:
+        assert default_loss_bound(estimator) == pytest.approx(bound, rel=1e-12)
+    for loss in (SquaredDistanceLoss(sphere), HuberDistanceLoss(sphere, 0.5)):
+        farthest = float(to_numpy(loss.values(north, south))[0])
+        assert farthest == pytest.approx(default_loss_bound(
+            PrivateERM(sphere, loss, clip_norm=1.0)), rel=1e-9)
+    assert default_loss_bound(PrivateMDM(sphere)) == 1.0  # a 0-1 loss
+    for estimator in (PrivateFrechetMean(Euclidean(2), clip_norm=1.0),
+                      PrivatePCA(1, data_norm=1.0),
+                      PrivateERM(sphere, lambda x, z: 0.0, clip_norm=1.0)):
+        assert default_loss_bound(estimator) is None

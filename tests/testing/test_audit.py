@@ -49,6 +49,7 @@ import warnings
 import numpy as np
 import pytest
 from geomstats.geometry.euclidean import Euclidean
+from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.learning import (
@@ -190,6 +191,14 @@ CASES = {
                                     base_point=np.zeros(1)),
         [[0.0], [1.0]], [[0.0], [1.0]], np.array([[0.0], [1.0]]), np.array([[0.0], [-1.0]]),
         {"release": lambda fitted: fitted.labels_,
+         "statistic": projection_statistic([0.0, 1.0])}),
+    # the second target replaced by its antipode: the mean moves by 2 / n, its
+    # sensitivity (two targets: the mean gets 0.9 of the budget, the labels 0.1)
+    "extrinsic": (
+        PrivateStructuredPrediction(Hypersphere(1), epsilon=EPSILON, delta=DELTA),
+        [[0.0], [1.0]], [[0.0], [1.0]], np.array([[1.0, 0.0], [0.0, 1.0]]),
+        np.array([[1.0, 0.0], [0.0, -1.0]]),
+        {"release": lambda fitted: fitted.mean_,
          "statistic": projection_statistic([0.0, 1.0])}),
 }
 

@@ -106,6 +106,16 @@ class TangentLabelRelease(Mechanism):
                                        multiplier=self.noise_multiplier)
 
     @property
+    def regularization(self):
+        """gamma = 3 d sigma^2 / D^2: the noise variance of a coordinate over D^2 / (3 d),
+        the variance of a coordinate spread uniformly over [-D, D]."""
+        return 3 * int(self.space.dim) * (self.sigma / self.clip_norm) ** 2
+
+    def prediction_regularization(self, fitted):
+        """gamma of the predictions: ``regularization`` (public)."""
+        return self.regularization
+
+    @property
     def base_sensitivity(self):
         """2D / n, the private base point's (a clipped tangent mean)."""
         return clipped_sum_sensitivity(self.clip_norm, self.n_samples)
