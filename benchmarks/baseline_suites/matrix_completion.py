@@ -15,13 +15,23 @@ measurement):
 - satimage (KEEL, ``load_keel``, the raw measurements): 6,435 Landsat neighbourhoods x
   36 band values (3 x 3 pixels x 4 spectral bands), every value observed; public range
   0 to 255, the 8-bit sensor's (the data span 27-157).
+- ring and magic (KEEL, raw; issue 31's): 7,400 x 20 (two Gaussian classes) and
+  19,020 gamma-telescope events x 10 image parameters, every feature scaled to [0, 1]
+  by its minimum and maximum (the issue's setting; the range [0, 1] is then treated as
+  public), every value observed.
+- letter (KEEL, raw): 20,000 character images x 16 integer shape statistics, each in
+  0 to 15 by construction (public range), every value observed.
+
+No test uses ring, magic or letter.
 
 Methods:
 
 - ``default``: ``PrivateMatrixCompletion(epsilon=..., rating_range=...)``, everything
-  else at its defaults (DP-ALS, rank 3); each user completes their own row (``predict``).
-- ``item_means``: private per-item means (``private_item_means``): the prediction for
-  every user is the noisy item mean.
+  else at its defaults (the private choice between item means and DP-ALS of rank 3);
+  each user completes their own row (``predict``).
+- ``item_means``: private per-item means (``private_item_means``, the item means of the
+  default's candidates at the whole budget): the prediction for every user is the noisy
+  item mean.
 - ``user_means``: each user's own mean rating, computed by the user from their own
   ratings (no release; it costs no privacy in the billboard model), the middle of the
   range for a user without ratings.
@@ -36,15 +46,16 @@ import numpy as np
 
 from benchmarks.baselines import EPSILONS, N_SEEDS
 from geomstats_dp.datasets import load_keel, load_movielens_100k, split_ratings
+from geomstats_dp.datasets.keel import _keel_directory
 from geomstats_dp.learning import PrivateMatrixCompletion
 from geomstats_dp.learning._local_completion import complete_rows
 from geomstats_dp.learning.matrix_completion import rmse
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
-    clipped_user_statistics,
-    noisy_item_statistics,
+    item_statistics,
     noisy_spectral_start,
     scaled_basis,
 )
+from geomstats_dp.learning.mechanisms.rank_choice import noisy_item_means
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget, calibrate_gaussian
 
 ESTIMATOR = "PrivateMatrixCompletion"
@@ -60,23 +71,39 @@ def _digits():
     return load_digits().data.astype(np.float64), (0.0, 16.0)
 
 
+def _keel_raw(name):
+    """The features of a KEEL dataset's raw file (the class label, last, dropped)."""
+    path = _keel_directory() / "data" / "balanced" / "raw" / f"{name}.dat"
+    with open(path) as lines:
+        n_features = len(lines.readline().split(",")) - 1
+    return np.loadtxt(path, delimiter=",", usecols=range(n_features), ndmin=2)
+
+
+def _unit_scaled(name):
+    """Every feature scaled to [0, 1] by its minimum and maximum (issue 31's setting)."""
+    features = _keel_raw(name)
+    low = features.min(axis=0)
+    return (features - low) / np.ptp(features, axis=0), (0.0, 1.0)
+
+
 DATASETS = {
     "movielens_100k": lambda: (load_movielens_100k(), (1.0, 5.0)),
     "digits": _digits,
     "satimage": lambda: (load_keel("satimage")[0], SATIMAGE_RANGE),
+    "ring": lambda: _unit_scaled("ring"),
+    "magic": lambda: _unit_scaled("magic"),
+    "letter": lambda: (_keel_raw("letter"), (0.0, 15.0)),
 }
 
 
 def private_item_means(train, rating_range, epsilon, delta, rng):
     """Private per-item means under user-level replace-one adjacency.
 
-    User u with k_u ratings, centred at the range's middle c and clipped to its
-    half-width h, contributes s_u = clip(x_u - c) 1_Omega / sqrt(k_u) and
-    n_u = h 1_Omega / sqrt(k_u) (the count scaled by h); the pair has L2 norm
-    <= h sqrt(2), so the sums (S, N) have sensitivity 2 sqrt(2) h. One Gaussian release
-    of (S, N), noise multiplier ``calibrate_gaussian(epsilon, delta, 1)``, charged to its
-    own PrivacyBudget. The prediction for item i is c + clip(h S_i / N_i) where the noisy
-    N_i exceeds 3 noise standard deviations, c elsewhere (post-processing).
+    The item means of ``learning.mechanisms.rank_choice`` (user u's sums and counts over
+    their k_u ratings, centred at the range's middle c and clipped to its half-width h,
+    scaled by 1 / sqrt(k_u); sensitivity 2h) in one Gaussian release, noise multiplier
+    ``calibrate_gaussian(epsilon, delta, 1)``, charged to its own PrivacyBudget; the
+    prediction for item i is c plus the mean.
 
     Returns
     -------
@@ -85,20 +112,13 @@ def private_item_means(train, rating_range, epsilon, delta, rng):
     """
     low, high = rating_range
     centre, half = (low + high) / 2, (high - low) / 2
-    observed = ~np.isnan(train)
-    scale = 1.0 / np.sqrt(np.maximum(observed.sum(axis=1, keepdims=True), 1))
-    sums = (np.clip(np.nan_to_num(train - centre), -half, half) * scale).sum(axis=0)
-    totals = (half * observed * scale).sum(axis=0)
-    multiplier = calibrate_gaussian(epsilon, delta, 1)
-    sensitivity = 2 * np.sqrt(2) * half
-    sigma = multiplier * sensitivity
+    sensitivity = 2 * half
+    sigma = calibrate_gaussian(epsilon, delta, 1) * sensitivity
     budget = PrivacyBudget(epsilon, delta)
     budget.spend(GaussianEvent.from_noise(sigma, sensitivity, label="item means"))
-    sums = sums + sigma * rng.standard_normal(sums.shape)
-    totals = totals + sigma * rng.standard_normal(totals.shape)
-    reliable = totals > 3 * sigma
-    means = half * sums / np.where(reliable, totals, 1.0)
-    return centre + np.where(reliable, np.clip(means, -half, half), 0.0), budget
+    means = noisy_item_means(train - centre, half, sigma, rng, label="item means",
+                             sensitivity=sensitivity)
+    return centre + means, budget
 
 
 def user_means(train, rating_range):
@@ -117,9 +137,8 @@ def non_private_als(train, rating_range):
     factors = noisy_spectral_start(ratings, NON_PRIVATE_RANK, np.inf, 0.0, rng, **unobserved)
     offsets = np.zeros(train.shape[1])
     for _ in range(NON_PRIVATE_ITER):
-        statistics = clipped_user_statistics(offsets, factors, ratings, NON_PRIVATE_RIDGE,
-                                             np.inf, 1.0)
-        grams, moments = noisy_item_statistics(*statistics, 0.0, rng, **unobserved)
+        grams, moments = item_statistics(offsets, factors, ratings, NON_PRIVATE_RIDGE,
+                                         np.inf, 1.0)
         ridge = NON_PRIVATE_RIDGE * np.eye(grams.shape[-1])
         coefficients = np.linalg.solve(grams + ridge, moments[..., None])[..., 0]
         offsets, factors = coefficients[:, 0], scaled_basis(coefficients[:, 1:])

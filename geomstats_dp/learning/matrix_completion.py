@@ -2,7 +2,10 @@
 descent on the Grassmannian of item subspaces.
 
 R is users x items (rows are users, the privacy unit), NaN for missing ratings. The
-default release, ``method="als"``, is DP alternating least squares in the billboard model
+default release, ``method="auto"``, chooses privately between the item means and DP
+alternating least squares (``learning.mechanisms.rank_choice``) where that choice can be
+informed, else runs DP alternating least squares alone; ``method="als"`` is DP
+alternating least squares in the billboard model
 (``learning.mechanisms.alternating_least_squares``). The gradient methods minimise the
 per-user loss of ``learning._completion_loss`` on the Grassmannian
 (``learning.mechanisms.GradientRelease``). Either way users complete their own rows from
@@ -39,13 +42,14 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     default_n_iter,
 )
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
+from geomstats_dp.learning.mechanisms.rank_choice import informed_choice, rank_choice
 
 __all__ = ["MatrixCompletionLoss", "PrivateMatrixCompletion", "rmse"]
 
 MC_FITTED = GRADIENT_FITTED + ("components_", "item_factors_", "item_offsets_",
-                               "n_features_in_")
+                               "regularization_", "rank_", "n_features_in_")
+ALS_METHODS = ("auto", "select", "als")
 GRADIENT_REGULARIZATION = 1e-3
-ALS_REGULARIZATION = 1.0
 
 
 class RatingRange(_Constraint):
@@ -88,7 +92,14 @@ class PrivateMatrixCompletion(PrivateEstimator):
     by any other row, including which items are rated); the numbers of users and items
     and the rank are public.
 
-    - ``method="als"`` (default): DP alternating least squares (Chien et al. 2021): a
+    - ``method="auto"`` (default): "select" where ``rank_choice.informed_choice`` (a
+      tenth of epsilon times the number of users at least 100), else "als".
+    - ``method="select"``: item means and DP-ALS of rank r both fitted on a
+      training part of every user's ratings, one chosen by the exponential mechanism on
+      the users' errors on their held-out part (``mechanisms.rank_choice``: a tenth of
+      epsilon for the choice, one more Gaussian release for the means); ``rank_`` says
+      which (0: item means, completed rows are the item means).
+    - ``method="als"``: DP alternating least squares (Chien et al. 2021): a
       private spectral start (the noisy second moment of the users' centred ratings,
       each user's term clipped to Frobenius norm C: sensitivity sqrt(2) C), then each
       of the ``n_iter`` alternations releases the item-side sufficient statistics with
@@ -114,7 +125,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         docs/matrix_completion.md).
     epsilon, delta : float
     clip_norm : float or None
-        C. With "als": the bound on the norm of one user's item statistics (module
+        C. With the ALS methods ("auto", "als", "select"): the bound on the norm of one
+        user's item statistics (module
         docstring of the mechanism); default from ``rating_range`` with half-width h
         (the largest distance of the range's ends from ``offset``): sqrt(3/8) h^2, the
         norm for a user whose factor and residuals are h / 2 (2.45 for ratings 1 to 5);
@@ -122,20 +134,22 @@ class PrivateMatrixCompletion(PrivateEstimator):
         (the scale of the offsets' coordinate h / 2). With the gradient methods: the bound on the per-user gradient norms
         2 |r_u| |v_u| (None: inferred from the data with a PrivacyLeakWarning, not
         private). Larger contributions are scaled down (biased, still private).
-    method : {"als", "rsgd", "rgd", "rsvrg"}
+    method : {"auto", "select", "als", "rsgd", "rgd", "rsvrg"}
     rating_range : tuple of two floats or None
         Public (low, high): ratings are clipped to it before anything else (a per-user
         map). None: ratings are not clipped, and the only bound on a user's contribution
-        is ``clip_norm`` (required with "als").
+        is ``clip_norm`` (required with the ALS methods).
     regularization : float or None
-        lambda > 0 of each user's ridge fit (in training and in ``predict``); default
-        1.0 with "als" (one rating's worth: the ALS item features have the scale of the
-        ratings), 1e-3 with the gradient methods (module docstring).
+        lambda > 0 of each user's ridge fit (in training and in ``predict``). Default
+        with the ALS methods: min(1, z / 0.2) for the release's noise multiplier z (one rating's
+        worth where the noise is not negligible, the ALS item features having the scale
+        of the ratings; vanishing with the noise, ``alternating_least_squares.
+        default_regularization``); 1e-3 with the gradient methods.
     offset : float or None
         Public value subtracted from every rating before fitting and added back by
         ``predict``; default the middle of ``rating_range``, else 0.
     n_iter : int, optional
-        "als": the number of alternations T; default 1, or 3 where the noise of 4
+        ALS methods: the number of alternations T; default 1, or 3 where the noise of 4
         releases is negligible (``alternating_least_squares.default_n_iter``). Gradient
         methods: steps (rgd, rsgd) or epochs (rsvrg), as in ``PrivateERM``.
     step_size : float or callable, optional
@@ -169,9 +183,16 @@ class PrivateMatrixCompletion(PrivateEstimator):
         Orthonormal rows spanning the released item subspace (``estimate_`` transposed).
     item_factors_ : numpy.ndarray, shape=[n_items, rank]
         The released item factors users complete their rows with ("als":
-        sqrt(n_items) ``estimate_``; gradient methods: ``estimate_``).
+        the solved factors, spanning ``estimate_``; zero where "select" chose the item
+        means; gradient methods: ``estimate_``).
     item_offsets_ : numpy.ndarray, shape=[n_items]
-        The released item offsets ("als"; zero for the gradient methods).
+        The released item offsets ("als"; the item means where "select" chose them;
+        zero for the gradient methods).
+    regularization_ : float
+        lambda of the users' ridge fits, in training and in ``predict``.
+    rank_ : int
+        The rank of the model users complete their rows with: ``rank``, or 0 where
+        "select" chose the item means.
     n_features_in_ : int
         n_items.
     estimate_ : numpy.ndarray, shape=[n_items, rank]
@@ -179,13 +200,14 @@ class PrivateMatrixCompletion(PrivateEstimator):
     budget_ : PrivacyBudget
         The budget charged.
     method_ : str
+        The method run ("auto" resolved).
     events_ : tuple
         The privacy events this fit charged to ``budget_``.
     noise_multiplier_ : float
         Noise standard deviation over the sensitivity of a release (an alternation, or a
         step); ``noise_multipliers_`` (dict) for every kind of query.
     n_iter_ : int
-        Alternations ("als") or manifold steps.
+        Alternations ("als", "select") or manifold steps.
     clip_norm_ : float
         The clip norm used.
     n_gradient_evaluations_, noise_ratio_
@@ -200,13 +222,13 @@ class PrivateMatrixCompletion(PrivateEstimator):
             "secure", "verbose")},
         "rank": [PositiveInt()],
         "clip_norm": [PositiveFinite(), None],
-        "method": [StrOptions({"als", *GRADIENT_METHODS})],
+        "method": [StrOptions({*ALS_METHODS, *GRADIENT_METHODS})],
         "rating_range": [RatingRange(), None],
         "regularization": [PositiveFinite(), None],
         "offset": [Interval(Real, -np.inf, np.inf, closed="neither"), None],
     }
 
-    def __init__(self, rank=3, epsilon=1.0, delta=1e-5, clip_norm=None, method="als",
+    def __init__(self, rank=3, epsilon=1.0, delta=1e-5, clip_norm=None, method="auto",
                  rating_range=None, regularization=None, offset=None, n_iter=None,
                  step_size=None, batch_size=None, inner_steps=None,
                  sampling="without_replacement", dataset_size=None, output=None,
@@ -252,11 +274,16 @@ class PrivateMatrixCompletion(PrivateEstimator):
         budget = self._start_fit(self.epsilon, self.delta)
         data = self._check_input(X)
         n_users, n_items = data.shape
-        if self.method == "als":
+        method = self.method
+        if method == "auto":
+            method = "select" if informed_choice(n_users, self.epsilon) else "als"
+        if method == "select":
+            mechanism = rank_choice(self._als_mechanism(n_users))
+        elif method == "als":
             mechanism = self._als_mechanism(n_users)
         else:
             mechanism = self._gradient_mechanism(public_size(self, n_users), n_items)
-        return self._fit_release(budget, self.method, mechanism, data, None)
+        return self._fit_release(budget, method, mechanism, data, None)
 
     def _finish(self, fitted):
         """The item side users complete their rows with (zero offsets and the basis
@@ -265,6 +292,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         fitted.setdefault("components_", basis.T.copy())
         fitted.setdefault("item_factors_", basis)
         fitted.setdefault("item_offsets_", np.zeros(len(basis)))
+        fitted.setdefault("regularization_", self._regularization())
+        fitted.setdefault("rank_", basis.shape[1])
         fitted["n_features_in_"] = len(basis)
         return fitted
 
@@ -272,9 +301,10 @@ class PrivateMatrixCompletion(PrivateEstimator):
         """The parameters, declaratively, then the rules across them (before the data)."""
         self._validate_params()
         check_cross_params(self)
-        if self.method == "als" and self.clip_norm is None and self.rating_range is None:
+        if self.method in ALS_METHODS and self.clip_norm is None and (
+                self.rating_range is None):
             raise ValueError(
-                "method='als' needs a public bound on the ratings: pass rating_range="
+                f"method={self.method!r} needs a public bound on the ratings: pass rating_range="
                 "(low, high) or clip_norm"
             )
 
@@ -299,7 +329,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
             n_samples=n_users, rank=self.rank, epsilon=self.epsilon, delta=self.delta,
             clip_norm=self._als_clip_norm(),
             n_iter=self.n_iter or default_n_iter(self.epsilon, self.delta),
-            regularization=self._regularization(), half_width=self._half_width(),
+            regularization=self.regularization, half_width=self._half_width(),
             rating_range=self.rating_range, offset=self._offset(),
             label=type(self).__name__)
 
@@ -328,9 +358,10 @@ class PrivateMatrixCompletion(PrivateEstimator):
         return 0.0
 
     def _regularization(self):
+        """lambda of the gradient methods (the ALS release resolves its own default)."""
         if self.regularization is not None:
             return float(self.regularization)
-        return ALS_REGULARIZATION if self.method == "als" else GRADIENT_REGULARIZATION
+        return GRADIENT_REGULARIZATION
 
     def _als_clip_norm(self):
         """C of the ALS release: ``clip_norm``, else the default of ``rating_range``."""
@@ -367,8 +398,11 @@ class PrivateMatrixCompletion(PrivateEstimator):
         -------
         factors : numpy.ndarray, shape=[n_users, rank]
         """
-        return fit_users(self.item_offsets_, self.item_factors_, self._user_ratings(X),
-                         self._regularization())[1]
+        ratings = self._user_ratings(X)
+        if self.rank_ == 0:
+            return np.zeros((len(ratings), self.item_factors_.shape[1]))
+        return fit_users(self.item_offsets_, self.item_factors_, ratings,
+                         self.regularization_)[1]
 
     def predict(self, X):
         """Complete each user's row from the released item side and their own ratings.
@@ -382,10 +416,17 @@ class PrivateMatrixCompletion(PrivateEstimator):
         -------
         completed : numpy.ndarray, shape=[n_users, n_items]
             offset + b_j + c_u + F_j v_u for every item j (observed ones included), with
-            (c_u, v_u) the user's own ridge fit (``learning._local_completion``).
+            (c_u, v_u) the user's own ridge fit (``learning._local_completion``);
+            offset + b_j where ``rank_`` is 0; clipped to ``rating_range`` if given.
         """
-        return complete_rows(self.item_offsets_, self.item_factors_, self._user_ratings(X),
-                             self._regularization()) + self._offset()
+        ratings = self._user_ratings(X)
+        if self.rank_ == 0:  # the item means: no user fit
+            return np.broadcast_to(self.item_offsets_ + self._offset(), ratings.shape).copy()
+        completed = complete_rows(self.item_offsets_, self.item_factors_, ratings,
+                                  self.regularization_) + self._offset()
+        if self.rating_range is None:
+            return completed
+        return np.clip(completed, *(float(bound) for bound in self.rating_range))
 
 
 def rmse(predicted, ratings):

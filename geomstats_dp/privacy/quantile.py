@@ -52,9 +52,29 @@ def private_quantile(values, quantile, epsilon, rng, grid=DEFAULT_GRID,
     values = np.where(np.isfinite(values), values, np.inf)
     counts = np.searchsorted(np.sort(values), grid, side="right")
     utility = -np.abs(counts - quantile * len(values))
-    logits = epsilon * utility / 2
+    index = exponential_mechanism(utility, epsilon, 1.0, rng)
+    return discrete_stage(float(grid[index]), label=label,
+                          epsilon=epsilon, sensitivity=1.0, utility=utility)
+
+
+def exponential_mechanism(utility, epsilon, sensitivity, rng):
+    """The index of a candidate drawn with probability proportional to
+    exp(epsilon u / (2 sensitivity)) (McSherry & Talwar 2007): epsilon-DP when each
+    utility moves by at most ``sensitivity`` between neighbours.
+
+    Parameters
+    ----------
+    utility : numpy.ndarray, shape=[k]
+    epsilon, sensitivity : float
+    rng : numpy.random.Generator or SecureGenerator
+        Only ``rng.random()`` is used (inverse transform).
+
+    Returns
+    -------
+    index : int
+    """
+    logits = epsilon * np.asarray(utility, dtype=np.float64) / (2 * sensitivity)
     probabilities = np.exp(logits - logits.max())
     cumulative = np.cumsum(probabilities / probabilities.sum())
     index = int(np.searchsorted(cumulative, float(rng.random()), side="right"))
-    return discrete_stage(float(grid[min(index, len(grid) - 1)]), label=label,
-                          epsilon=epsilon, sensitivity=1.0, utility=utility)
+    return min(index, len(cumulative) - 1)

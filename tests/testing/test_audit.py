@@ -179,7 +179,7 @@ CASES = {
         {"release": pca_angle, "statistic": first_coordinate, "n_runs": 1500}),
     "als": (
         PrivateMatrixCompletion(rank=1, epsilon=ALS_EPSILON, delta=DELTA, clip_norm=1.0,
-                                n_iter=1, regularization=1e6),
+                                n_iter=1, regularization=1e6, method="als"),
         np.concatenate([ALS_USERS, [[FAR, FAR]]]), np.concatenate([ALS_USERS, [[-FAR, -FAR]]]),
         None, None,
         {"release": lambda fitted: fitted.item_offsets_,

@@ -65,10 +65,13 @@ from geomstats_dp.privacy.stages import noisy_stage
 
 NEGLIGIBLE_NOISE = 0.2  # noise multiplier below which more alternations pay
 LONG_N_ITER = 3
+RIDGE = 1.0  # the users' ridge where the noise is not negligible: one rating's worth
+RIDGE_FLOOR = 1e-8  # keeps a user's normal equations solvable without noise
 THRESHOLD_FACTOR = 1.0  # eigenvalue threshold sigma sqrt(2 (r + 1)): the noise's norm
 SHRINKAGE_FACTOR = 1.0
 SHRINKAGE_FLOOR = 1e-24
 SPAN_TOLERANCE = 1e-10
+BLOCK_BYTES = 4 * 2**20  # the users' rows read at a time: no temporary of every user
 
 
 def default_n_iter(epsilon, delta):
@@ -80,6 +83,17 @@ def default_n_iter(epsilon, delta):
     """
     noise = calibrate_gaussian(epsilon, delta, LONG_N_ITER + 1)
     return LONG_N_ITER if noise < NEGLIGIBLE_NOISE else 1
+
+
+def default_regularization(noise_multiplier):
+    """lambda of the users' ridge fits: RIDGE * min(1, z / NEGLIGIBLE_NOISE).
+
+    The ridge stands in for the error of the noisy item factors a user fits against,
+    which is proportional to the noise multiplier z of the release; where the noise is
+    negligible it vanishes (down to ``RIDGE_FLOOR``), so that a huge epsilon gives
+    alternating least squares itself. A public function of z (epsilon, delta, T).
+    """
+    return max(RIDGE * min(1.0, noise_multiplier / NEGLIGIBLE_NOISE), RIDGE_FLOOR)
 
 
 def gaussian_noise(rng, std, shape):
@@ -103,26 +117,35 @@ def frobenius_norm(array):
     return float(np.linalg.norm(np.ravel(array)))
 
 
-def noisy_spectral_start(ratings, rank, clip_norm, noise_std, rng, **stage):
-    """Item factors from the noisy second moment of the users' centred ratings (module doc).
+def user_blocks(ratings, transform=None):
+    """The rows of ``ratings`` in blocks of at most ``BLOCK_BYTES``, each passed through
+    ``transform`` (a per-user map, e.g. ``centred_ratings``) if given.
+
+    Yields
+    ------
+    rows : slice
+    block : numpy.ndarray, shape=[n_rows, n_items]
+    """
+    n_users, n_items = ratings.shape
+    size = max(1, BLOCK_BYTES // (8 * max(n_items, 1)))
+    for start in range(0, n_users, size):
+        rows = slice(start, min(start + size, n_users))
+        yield rows, ratings[rows] if transform is None else transform(ratings[rows])
+
+
+def second_moment(ratings, clip_norm):
+    """S = sum_u s_u x_u x_u^T / k_u of one block of users (module docstring).
 
     Parameters
     ----------
     ratings : numpy.ndarray, shape=[n_users, n_items]
         Centred ratings, NaN where missing.
-    rank : int
     clip_norm : float
         C, the bound on |x_u|^2 / k_u.
-    noise_std : float
-        Standard deviation of the noise on each isometric coordinate.
-    rng : numpy.random.Generator
-    **stage
-        ``label`` and ``sensitivity`` of the release (``privacy.stages.noisy_stage``; a
-        user-level stage in the Frobenius norm).
 
     Returns
     -------
-    item_factors : numpy.ndarray, shape=[n_items, rank]
+    moment : numpy.ndarray, shape=[n_items, n_items]
     """
     observed = np.isfinite(ratings) & ~np.isinf(ratings).any(axis=1)[:, None]
     counts = np.maximum(observed.sum(axis=1), 1)
@@ -132,9 +155,38 @@ def noisy_spectral_start(ratings, rank, clip_norm, noise_std, rng, **stage):
     valid = np.isfinite(norms)
     scale = np.where(valid, np.minimum(1.0, clip_norm / np.where(valid, norms, 1.0)), 0.0)
     centred[~valid] = 0.0
-    moment = (centred * (scale / counts)[:, None]).T @ centred
+    return (centred * (scale / counts)[:, None]).T @ centred
+
+
+def noisy_spectral_start(ratings, rank, clip_norm, noise_std, rng, transform=None,
+                         **stage):
+    """Item factors from the noisy second moment of the users' centred ratings (module doc).
+
+    Parameters
+    ----------
+    ratings : numpy.ndarray, shape=[n_users, n_items]
+        Centred ratings (or ratings ``transform`` centres), NaN where missing.
+    rank : int
+    clip_norm : float
+        C, the bound on |x_u|^2 / k_u.
+    noise_std : float
+        Standard deviation of the noise on each isometric coordinate.
+    rng : numpy.random.Generator
+    transform : callable, optional
+        A per-user map applied to each block of rows (``user_blocks``).
+    **stage
+        ``label`` and ``sensitivity`` of the release (``privacy.stages.noisy_stage``; a
+        user-level stage in the Frobenius norm).
+
+    Returns
+    -------
+    item_factors : numpy.ndarray, shape=[n_items, rank]
+    """
+    n_items = ratings.shape[1]
+    moment = np.zeros((n_items, n_items))
+    for _, block in user_blocks(ratings, transform):
+        moment += second_moment(block, clip_norm)
     noise = gaussian_noise(rng, noise_std, moment.shape)
-    n_items = len(moment)
     released = noisy_stage(moment, (noise + noise.T) / 2, law="gaussian", scale=noise_std,
                            dim=n_items * (n_items + 1) // 2, norm=frobenius_norm,
                            adjacency="user_level", **stage)
@@ -185,10 +237,9 @@ def clipped_user_statistics(item_offsets, item_factors, ratings, regularization,
     return weights, features, residuals, observed & valid[:, None]
 
 
-def noisy_item_statistics(weights, features, residuals, observed, noise_std, rng, **stage):
-    """The item-side sums G_j, m_j with N(0, noise_std^2) noise (module docstring): one
-    user-level stage (``label`` and ``sensitivity`` in ``stage``) of every item's sums,
-    flat, in the Frobenius norm.
+def user_sums(weights, features, residuals, observed):
+    """The item-side sums G_j = sum_u w_u a_u a_u^T, m_j = sum_u w_u y_uj a_u of the users
+    of ``clipped_user_statistics``.
 
     Returns
     -------
@@ -198,7 +249,45 @@ def noisy_item_statistics(weights, features, residuals, observed, noise_std, rng
     n_items, width = observed.shape[1], features.shape[1]
     outer = np.einsum("ui,uk->uik", features, features).reshape(len(features), width**2)
     grams = ((observed * weights[:, None]).T @ outer).reshape(n_items, width, width)
-    moments = (residuals * weights[:, None]).T @ features
+    return grams, (residuals * weights[:, None]).T @ features
+
+
+def item_statistics(item_offsets, item_factors, ratings, regularization, clip_norm,
+                    constant, transform=None):
+    """G_j and m_j of every user (``clipped_user_statistics``, ``user_sums``), summed block
+    by block (``user_blocks``; ``transform`` as there).
+
+    Returns
+    -------
+    grams : numpy.ndarray, shape=[n_items, r + 1, r + 1]
+    moments : numpy.ndarray, shape=[n_items, r + 1]
+    """
+    n_items, width = ratings.shape[1], item_factors.shape[1] + 1
+    grams, moments = np.zeros((n_items, width, width)), np.zeros((n_items, width))
+    for _, block in user_blocks(ratings, transform):
+        block_grams, block_moments = user_sums(*clipped_user_statistics(
+            item_offsets, item_factors, block, regularization, clip_norm, constant))
+        grams += block_grams
+        moments += block_moments
+    return grams, moments
+
+
+def noisy_item_statistics(grams, moments, noise_std, rng, **stage):
+    """The item-side sums G_j, m_j with N(0, noise_std^2) noise (module docstring): one
+    user-level stage (``label`` and ``sensitivity`` in ``stage``) of every item's sums,
+    flat, in the Frobenius norm.
+
+    Parameters
+    ----------
+    grams : numpy.ndarray, shape=[n_items, r + 1, r + 1]
+    moments : numpy.ndarray, shape=[n_items, r + 1]
+
+    Returns
+    -------
+    grams, moments : numpy.ndarray
+        Released, of the same shapes.
+    """
+    n_items, width = moments.shape
     noise = gaussian_noise(rng, noise_std, (n_items, width, width))
     symmetric = (noise + np.swapaxes(noise, 1, 2)) / 2
     moment_noise = gaussian_noise(rng, noise_std, (n_items, width))
@@ -246,8 +335,9 @@ class AlternatingLeastSquaresRelease(Mechanism):
         C, the bound on the norm of one user's statistics.
     n_iter : int
         T, the number of alternations (``default_n_iter``).
-    regularization : float
-        lambda > 0 of the users' ridge fits.
+    regularization : float or None
+        lambda > 0 of the users' ridge fits; None: ``default_regularization`` of the
+        noise multiplier.
     half_width : float
         h, the public half-width of the centred ratings (kappa = h / 2).
     rating_range : tuple of two floats or None
@@ -256,6 +346,10 @@ class AlternatingLeastSquaresRelease(Mechanism):
         The public value subtracted from every rating.
     label : str
         The estimator's name, the start of the events' labels.
+    shared_releases : int
+        Gaussian releases of a composite mechanism (``rank_choice``) that share the noise
+        multiplier: (epsilon, delta) then covers the T + 1 + ``shared_releases`` of them
+        (their events are the composite's).
     """
 
     adjacency: ClassVar[str] = "user_level"
@@ -266,16 +360,26 @@ class AlternatingLeastSquaresRelease(Mechanism):
     delta: float
     clip_norm: float
     n_iter: int
-    regularization: float
+    regularization: float | None
     half_width: float
     rating_range: tuple | None = None
     offset: float = 0.0
     label: str = "PrivateMatrixCompletion"
+    shared_releases: int = 0
 
     @functools.cached_property
     def noise_multiplier(self):
-        """z, shared by the T + 1 Gaussian releases (exact Gaussian-DP composition)."""
-        return calibrate_gaussian(self.epsilon, self.delta, self.n_iter + 1)
+        """z, shared by the T + 1 Gaussian releases and ``shared_releases`` others of a
+        composite release (exact Gaussian-DP composition)."""
+        return calibrate_gaussian(self.epsilon, self.delta,
+                                  self.n_iter + 1 + self.shared_releases)
+
+    @property
+    def ridge(self):
+        """lambda of the users' fits: ``regularization``, else ``default_regularization``."""
+        if self.regularization is not None:
+            return self.regularization
+        return default_regularization(self.noise_multiplier)
 
     @property
     def sensitivity(self):
@@ -306,7 +410,12 @@ class AlternatingLeastSquaresRelease(Mechanism):
         if len(data) != self.n_samples:
             raise ValueError(f"X must hold the spec's n_samples={self.n_samples} users, "
                              f"got {len(data)}")
-        ratings = centred_ratings(data, self.rating_range, self.offset)
+        return self.release_blocks(data, rng, functools.partial(
+            centred_ratings, rating_range=self.rating_range, offset=self.offset))
+
+    def release_blocks(self, ratings, rng, transform):
+        """The release on ``ratings`` that ``transform`` clips and centres, a block of
+        users at a time (``user_blocks``)."""
         noise_std = self.noise_multiplier * self.sensitivity
         threshold = THRESHOLD_FACTOR * noise_std * math.sqrt(2 * (self.rank + 1))
         shrinkage = SHRINKAGE_FACTOR * noise_std
@@ -314,12 +423,12 @@ class AlternatingLeastSquaresRelease(Mechanism):
         item_factors = noisy_spectral_start(
             ratings, self.rank, self.clip_norm,
             self.noise_multiplier * self.start_sensitivity, rng,
-            label=self._label("spectral start"), sensitivity=self.start_sensitivity)
+            transform, label=self._label("spectral start"),
+            sensitivity=self.start_sensitivity)
         item_offsets = np.zeros(len(item_factors))
         for _ in range(self.n_iter):
-            statistics = clipped_user_statistics(item_offsets, item_factors, ratings,
-                                                 self.regularization, self.clip_norm,
-                                                 constant)
+            statistics = item_statistics(item_offsets, item_factors, ratings, self.ridge,
+                                         self.clip_norm, constant, transform)
             grams, moments = noisy_item_statistics(
                 *statistics, noise_std, rng, label=self._label("item statistics"),
                 sensitivity=self.sensitivity)
@@ -340,4 +449,5 @@ class AlternatingLeastSquaresRelease(Mechanism):
                                    "item statistics": self.noise_multiplier},
             "n_iter_": self.n_iter,
             "clip_norm_": self.clip_norm,
+            "regularization_": self.ridge,
         }

@@ -1,0 +1,284 @@
+"""The private choice between item means and DP-ALS (``method="select"``).
+
+A rank-r model can complete ratings worse than the item means, even without noise (rows
+far from low rank, few ratings per user to fit a user's factor on), and the noise of
+DP-ALS grows with r. This release fits both candidates and chooses one by the users'
+errors on ratings they held out of their own fits:
+
+1. item means: user u, with k_u ratings x_uj clipped to
+   [-h, h] (h the public half-width), contributes the sums s_uj = x_uj / sqrt(k_u) and the
+   counts n_uj = h / sqrt(k_u) over their rated items; (S, N) is released with Gaussian
+   noise, and item j's mean is h S_j / N_j, clipped to [-h, h], where the noisy count
+   exceeds 3 noise standard deviations (0, the public offset, elsewhere);
+2. DP-ALS of rank r (``alternating_least_squares``);
+3. a public pattern holds out user u's ratings of the items j with (u + j) = 0 modulo
+   ``holdout_period`` (a fifth of every user's items by default; fixed and
+   data-independent, unlike draws from the release's generator, which a caller's own
+   split with the same seed would repeat); every user's mean squared error on their
+   held-out ratings, for each candidate (item means: b_j; DP-ALS with each user ridge of
+   ``ridges`` and the release's own: the user's own completion from the ratings they
+   kept, ``_local_completion``: the user-side fit,
+   where a rank-r model overfits, sees none of the held-out ratings; the item side saw
+   them among those of every other user), predictions and ratings clipped to [-h, h],
+   each user's error
+   clipped to B = h^2 / 4 (a user without held-out rating scores 0); the utility of a
+   candidate is minus the sum over users, and the exponential mechanism (McSherry &
+   Talwar 2007) at ``selection_epsilon`` picks one.
+
+The release holds both candidates' item sides (post-processing of their noisy
+statistics), ``rank_`` (0: item means, r: DP-ALS), ``regularization_`` (the users'
+ridge chosen with DP-ALS: the ridge that suits the data's departure from rank r is not a
+function of the noise, and choosing it costs nothing more than the choice) and the
+chosen item side users complete their rows with. The price against DP-ALS alone: the selection's share of
+epsilon and one more Gaussian release at the same noise multiplier
+(docs/matrix_completion.md).
+
+Privacy. Adjacency: USER-LEVEL replace-one. The item means' pair x_u = (s_u, n_u) has
+L2 norm at most sqrt(2) h, and two users' pairs have a non-negative inner product (the
+counts' part, h^2 sum over common items of 1 / sqrt(k_u k_u'), bounds the sums' part in
+absolute value), so |x_u - x_u'|^2 <= |x_u|^2 + |x_u'|^2 and (S, N) has sensitivity 2h
+(attained: the same items rated h and -h); with the T + 1 releases of
+DP-ALS these are T + 2 Gaussian releases of one noise multiplier z, calibrated to
+(epsilon - selection_epsilon, delta) by exact Gaussian-DP composition
+(``privacy.calibrate_gaussian``). Each utility moves by at most B when one user's row is
+replaced, given the released candidates (every user's term lies in [0, B]): the choice
+is a ``PureEvent`` of ``selection_epsilon``. The total is their
+composition (``PrivacyBudget``).
+"""
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from geomstats_dp.learning._local_completion import centred_ratings, complete_rows
+from geomstats_dp.learning.mechanisms.alternating_least_squares import (
+    AlternatingLeastSquaresRelease,
+    gaussian_noise,
+    user_blocks,
+)
+from geomstats_dp.learning.mechanisms.base import Mechanism
+from geomstats_dp.privacy import GaussianEvent, PureEvent
+from geomstats_dp.privacy.quantile import exponential_mechanism
+from geomstats_dp.privacy.stages import discrete_stage, noisy_stage
+
+SELECTION_SHARE = 0.1  # of epsilon, spent on the choice
+HOLDOUT_PERIOD = 5
+RIDGES = (1.0, 10.0)  # the users' ridges offered besides the release's own
+ERROR_CLIP = 0.25  # B = ERROR_CLIP h^2: one user's error, an error of h / 2 per rating
+RELIABLE_COUNT = 3.0  # noise standard deviations a noisy count must exceed
+INFORMED_CHOICE = 100.0  # selection epsilon x users from which the choice is informed
+
+
+def informed_choice(n_users, epsilon, selection_share=SELECTION_SHARE):
+    """Whether the choice can tell the candidates apart: epsilon_s n >= ``INFORMED_CHOICE``.
+
+    The exponential mechanism favours a candidate by odds e when the users' summed
+    held-out errors differ by 2B / epsilon_s, a mean difference per user of
+    2B / (epsilon_s n): at most 2% of the error clip B here. Below, the choice is close
+    to a draw at random, and DP-ALS alone (``method="auto"``'s other branch) spends the
+    whole budget on one candidate. A rule on public quantities (n, epsilon).
+    """
+    return selection_share * epsilon * n_users >= INFORMED_CHOICE
+
+
+def usable_ratings(ratings, rating_range, offset):
+    """``centred_ratings``, with every rating of a user who has an infinite one missing
+    (such a user contributes nothing)."""
+    centred = centred_ratings(ratings, rating_range, offset)
+    centred[np.isinf(centred).any(axis=1)] = np.nan
+    return centred
+
+
+def mean_statistics(ratings, half_width):
+    """(S, N) of a block of users: the sums of s_u and n_u (module docstring).
+
+    Parameters
+    ----------
+    ratings : numpy.ndarray, shape=[n_users, n_items]
+        Centred ratings, NaN where missing (non-finite ones count as missing).
+    half_width : float
+        h.
+
+    Returns
+    -------
+    statistic : numpy.ndarray, shape=[2 n_items]
+    """
+    observed = np.isfinite(ratings)
+    scale = 1.0 / np.sqrt(np.maximum(observed.sum(axis=1), 1))[:, None]
+    clipped = np.clip(np.where(observed, ratings, 0.0), -half_width, half_width)
+    return np.concatenate([(clipped * scale).sum(axis=0),
+                           (half_width * observed * scale).sum(axis=0)])
+
+
+def noisy_item_means(ratings, half_width, noise_std, rng, transform=None, **stage):
+    """Item means with Gaussian noise on (S, N) (module docstring).
+
+    Parameters
+    ----------
+    ratings : numpy.ndarray, shape=[n_users, n_items]
+        Centred ratings (or ratings ``transform`` centres), NaN where missing.
+    half_width : float
+        h.
+    noise_std : float
+    rng : numpy.random.Generator
+    transform : callable, optional
+        A per-user map applied to each block of rows (``user_blocks``).
+    **stage
+        ``label`` and ``sensitivity`` of the user-level stage.
+
+    Returns
+    -------
+    means : numpy.ndarray, shape=[n_items]
+    """
+    statistic = np.zeros(2 * ratings.shape[1])
+    for _, block in user_blocks(ratings, transform):
+        statistic += mean_statistics(block, half_width)
+    released = noisy_stage(statistic, gaussian_noise(rng, noise_std, statistic.shape),
+                           law="gaussian", scale=noise_std, dim=len(statistic),
+                           adjacency="user_level", **stage)
+    sums, counts = np.split(released, 2)
+    reliable = counts > RELIABLE_COUNT * noise_std
+    means = half_width * sums / np.where(reliable, counts, 1.0)
+    return np.where(reliable, np.clip(means, -half_width, half_width), 0.0)
+
+
+def held_out_errors(predicted, ratings, half_width):
+    """Each user's mean squared error on their held-out ratings, clipped to B.
+
+    Parameters
+    ----------
+    predicted : numpy.ndarray, shape=[n_users, n_items] or [n_items]
+    ratings : numpy.ndarray, shape=[n_users, n_items]
+        Held-out centred ratings, NaN elsewhere.
+    half_width : float
+
+    Returns
+    -------
+    errors : numpy.ndarray, shape=[n_users]
+        0 for a user without held-out rating.
+    """
+    held = np.isfinite(ratings)
+    values = np.clip(np.where(held, ratings, 0.0), -half_width, half_width)
+    squared = np.where(held, (np.clip(predicted, -half_width, half_width) - values)**2, 0.0)
+    errors = squared.sum(axis=1) / np.maximum(held.sum(axis=1), 1)
+    return np.minimum(errors, ERROR_CLIP * half_width**2)
+
+
+def held_out_utilities(ratings, transform, candidates, half_width, period):
+    """Minus the sum of the users' held-out errors (``held_out_errors``) of each candidate.
+
+    Parameters
+    ----------
+    ratings : numpy.ndarray, shape=[n_users, n_items]
+    transform : callable
+        The per-user map that centres a block of rows.
+    candidates : list of callable
+        ``candidate(kept)`` -> the predictions [n_rows, n_items] (or [n_items]) of the
+        users of a block from the ratings they kept.
+    half_width : float
+    period : int
+        User u holds out the items j with (u + j) % period == 0.
+
+    Returns
+    -------
+    utility : numpy.ndarray, shape=[len(candidates)]
+    """
+    utility = np.zeros(len(candidates))
+    for rows, block in user_blocks(ratings, transform):
+        users = np.arange(rows.start, rows.stop)[:, None]
+        held = (users + np.arange(block.shape[1])) % period == 0
+        kept = np.where(held, np.nan, block)
+        block[~held] = np.nan
+        utility -= [held_out_errors(candidate(kept), block, half_width).sum()
+                    for candidate in candidates]
+    return utility
+
+
+@dataclass(frozen=True)
+class RankChoiceRelease(Mechanism):
+    """Item means or DP-ALS of rank r, chosen privately on held-out ratings (module doc).
+
+    Parameters
+    ----------
+    als : AlternatingLeastSquaresRelease
+        The rank-r candidate, its (epsilon, delta) the Gaussian share of the release and
+        ``shared_releases=1`` (the item means share its noise multiplier).
+    selection_epsilon : float
+        The epsilon of the choice.
+    holdout_period : int
+        >= 2: user u holds out the items j with (u + j) % holdout_period == 0.
+    """
+
+    adjacency: ClassVar[str] = "user_level"
+
+    als: AlternatingLeastSquaresRelease
+    selection_epsilon: float
+    holdout_period: int = HOLDOUT_PERIOD
+
+    @property
+    def means_sensitivity(self):
+        """2h: the item means' (S, N), every item together (module docstring)."""
+        return 2 * self.als.half_width
+
+    @property
+    def error_clip(self):
+        """B = h^2 / 4, the sensitivity of each candidate's utility."""
+        return ERROR_CLIP * self.als.half_width**2
+
+    def _label(self, part):
+        return f"{self.als.label} rank choice: {part}"
+
+    def events(self):
+        z, sensitivity = self.als.noise_multiplier, self.means_sensitivity
+        return self.als.events() + (
+            GaussianEvent.from_noise(z * sensitivity, sensitivity,
+                                     label=self._label("item means")),
+            PureEvent(self.selection_epsilon, sensitivity=self.error_clip,
+                      label=self._label("choice")),
+        )
+
+    def release(self, data, weights, rng):
+        if weights is not None:
+            raise ValueError("sample_weight is not supported with method='select'")
+        if len(data) != self.als.n_samples:
+            raise ValueError(f"X must hold the spec's n_samples={self.als.n_samples} "
+                             f"users, got {len(data)}")
+        transform = functools.partial(usable_ratings, rating_range=self.als.rating_range,
+                                      offset=self.als.offset)
+        half_width = self.als.half_width
+        means = noisy_item_means(
+            data, half_width, self.als.noise_multiplier * self.means_sensitivity, rng,
+            transform, label=self._label("item means"), sensitivity=self.means_sensitivity)
+        fitted = self.als.release_blocks(data, rng, transform)
+        ridges = (fitted["regularization_"], *RIDGES)
+        candidates = [lambda kept: means] + [functools.partial(
+            complete_rows, fitted["item_offsets_"], fitted["item_factors_"],
+            regularization=ridge) for ridge in ridges]
+        utility = held_out_utilities(data, transform, candidates, half_width,
+                                     self.holdout_period)
+        index = discrete_stage(
+            exponential_mechanism(utility, self.selection_epsilon, self.error_clip, rng),
+            label=self._label("choice"), epsilon=self.selection_epsilon,
+            sensitivity=self.error_clip, utility=utility, adjacency="user_level")
+        fitted["noise_multipliers_"] = {**fitted["noise_multipliers_"],
+                                        "item means": self.als.noise_multiplier}
+        fitted["rank_"] = self.als.rank if index else 0
+        fitted["item_means_"] = means
+        if index:
+            fitted["regularization_"] = ridges[index - 1]
+        else:
+            fitted["item_offsets_"] = means
+            fitted["item_factors_"] = np.zeros_like(fitted["item_factors_"])
+        return fitted
+
+
+def rank_choice(als, selection_share=SELECTION_SHARE):
+    """The ``RankChoiceRelease`` of a DP-ALS spec's (epsilon, delta): ``selection_share``
+    of epsilon for the choice, the rest for the T + 2 Gaussian releases."""
+    selection = selection_share * als.epsilon
+    return RankChoiceRelease(
+        dataclasses.replace(als, epsilon=als.epsilon - selection, shared_releases=1),
+        selection)

@@ -1,0 +1,79 @@
+"""RankChoiceRelease alone: its ledger, the attained sensitivity of the item means, and
+the choice at a huge epsilon (item means on rows without low-rank structure, DP-ALS on a
+planted rank-2 matrix)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from geomstats_dp.learning.mechanisms.alternating_least_squares import (
+    AlternatingLeastSquaresRelease,
+)
+from geomstats_dp.learning.mechanisms.rank_choice import rank_choice
+from geomstats_dp.privacy import PrivacyBudget, calibrate_gaussian
+from tests.conftest import shifted
+from tests.learning.mechanism_support import stages_of
+
+H = 1.0
+
+
+def _spec(n_users, n_items=8, epsilon=1.0, rank=2, n_iter=1):
+    return rank_choice(AlternatingLeastSquaresRelease(
+        n_samples=n_users, rank=rank, epsilon=epsilon, delta=1e-5,
+        clip_norm=math.sqrt(3 / 8) * H**2, n_iter=n_iter, regularization=None,
+        half_width=H, rating_range=(-H, H)))
+
+
+def test_ledger_is_the_choice_plus_gaussian_releases_of_one_multiplier():
+    spec = _spec(50, epsilon=2.0)
+    assert spec.selection_epsilon == pytest.approx(0.2)
+    z = calibrate_gaussian(1.8, 1e-5, 1 + 1 + 1)  # start, one alternation, the means
+    assert spec.als.noise_multiplier == pytest.approx(z)
+    budget = PrivacyBudget(2.0, 1e-5)
+    for event in spec.events():
+        budget.spend(event)
+    assert budget.spent_epsilon == pytest.approx(2.0, rel=1e-6)
+
+
+def test_item_means_attain_their_stated_sensitivity():
+    """Replacing one user's row moves (S, N) by at most 2h, attained by the same items
+    rated +h and -h (the counts' part is equal, the sums' part is 2h)."""
+    rng = np.random.default_rng(shifted(0))
+    ratings = rng.uniform(-H, H, (50, 8))
+    spec = _spec(50)
+    label = f"{spec.als.label} rank choice: item means"
+    rows = (np.full(8, H), np.full(8, -H), np.where(np.arange(8) < 4, H, np.nan),
+            np.where(np.arange(8) >= 3, -H, np.nan), np.full(8, np.nan),
+            np.where(np.arange(8) == 0, H, np.nan))
+    moves, stated = [], set()
+    for row in rows:
+        for other in rows:
+            a, b = ratings.copy(), ratings.copy()
+            a[3], b[3] = row, other
+            first, _ = stages_of(spec, a, seed=0)
+            second, _ = stages_of(spec, b, seed=0)
+            moves.append(first[label].distance(second[label]))
+            stated.add(first[label].sensitivity)
+    # the sensitivity the stage states (and its noise is sized for) is attained
+    (sensitivity,) = stated
+    assert max(moves) == pytest.approx(sensitivity, rel=1e-9)
+    assert max(moves) == pytest.approx(2 * H, rel=1e-9)
+
+
+@pytest.mark.parametrize("structured", [False, True])
+def test_a_huge_epsilon_chooses_the_better_model(structured):
+    """Rows of independent noise around item means: the item means (rank 0) complete
+    them better than any rank-2 user fit; a planted rank-2 matrix: DP-ALS."""
+    rng = np.random.default_rng(shifted(1))
+    n_users, n_items = 600, 12
+    if structured:
+        basis = np.linalg.qr(rng.standard_normal((n_items, 2)))[0]
+        full = 0.5 * rng.standard_normal((n_users, 2)) @ basis.T * math.sqrt(n_items) / 3
+    else:
+        full = rng.uniform(-0.5, 0.5, n_items) + 0.3 * rng.standard_normal(
+            (n_users, n_items))
+    ratings = np.where(rng.random(full.shape) < 0.5, np.clip(full, -H, H), np.nan)
+    spec = _spec(n_users, n_items, epsilon=1e6, n_iter=3)
+    _, fitted = stages_of(spec, ratings, seed=0)
+    assert fitted["rank_"] == (2 if structured else 0)
