@@ -25,13 +25,18 @@ from geomstats_dp.testing._cases import geodesic_data, geodesic_regression_refer
 from tests.conftest import shifted
 
 SPHERE = Hypersphere(2)
-AUTODIFF = os.environ.get("GEOMSTATS_BACKEND", "numpy") in ("autograd", "pytorch")
+BACKEND = os.environ.get("GEOMSTATS_BACKEND", "numpy")
+AUTODIFF = BACKEND in ("autograd", "pytorch")
 
 
 @pytest.mark.skipif(not AUTODIFF, reason="geomstats' GeodesicRegression needs autodiff")
 @pytest.mark.parametrize("space", [SPHERE, Hyperboloid(2)], ids=["sphere", "hyperboloid"])
 def test_huge_epsilon_matches_geomstats_geodesic_regression(space):
     from geomstats.learning.geodesic_regression import GeodesicRegression
+
+    if BACKEND == "autograd" and isinstance(space, Hyperboloid):
+        pytest.skip("geomstats' GeodesicRegression stops at v = 0 on the hyperboloid "
+                    "with autograd (its gradient of Exp at a zero vector is not finite)")
 
     X, y = geodesic_data(space, 60, 1)
     reference = GeodesicRegression(space, center_X=False, method="extrinsic",
