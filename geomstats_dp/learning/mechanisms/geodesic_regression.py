@@ -28,7 +28,11 @@ from geomstats_dp.learning._data import check_values
 from geomstats_dp.learning._geodesic_gradients import gradients
 from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.learning.mechanisms.base import Mechanism
-from geomstats_dp.optim.clipping import clip_factors, clipped_sum_sensitivity, zero_nonfinite
+from geomstats_dp.optim.clipping import (
+    clip_factors,
+    clipped_sum_sensitivity,
+    zero_nonfinite,
+)
 from geomstats_dp.optim.schedules import step_size_values
 from geomstats_dp.privacy.stages import noisy_stage
 
