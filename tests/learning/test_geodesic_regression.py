@@ -132,3 +132,17 @@ def test_error_shrinks_with_n():
             found.append(np.linalg.norm(to_numpy(fitted.coef_) - coef))
         errors[n_samples] = np.mean(found)
     assert errors[1600] < errors[40] / 2
+
+
+def test_cross_validation_charges_every_fit():
+    from sklearn.model_selection import cross_val_score
+
+    X, y = geodesic_data(SPHERE, 30, 7)
+    budget = PrivacyBudget(3.0, 3e-5)
+    with pytest.warns(PrivacyLeakWarning):
+        scores = cross_val_score(PrivateGeodesicRegression(SPHERE, budget=budget,
+                                                           random_state=0),
+                                 to_numpy(X), to_numpy(y), cv=3)
+    assert scores.shape == (3,) and np.all(scores <= 0)
+    assert len(budget.events) == 3  # one DP-RGD event per fit, composed by the budget
+    assert 1.0 < budget.spent_epsilon <= 3.0
