@@ -7,7 +7,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from geomstats_dp._backend import to_backend
+from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning._data import check_array, check_points, check_shape
 from geomstats_dp.learning._geodesic_gradients import curvature_of, losses, predict
 from geomstats_dp.learning._manifold_params import (
@@ -184,9 +184,13 @@ class PrivateGeodesicRegression(ManifoldEstimator):
         y_pred : array-like, shape=[n_samples, *space.shape]
         """
         check_is_fitted(self, "coef_")
+        return predict(self.space, self.intercept_, self.coef_, self._centred(X))
+
+    def _centred(self, X):
+        """x clipped to ``x_range`` minus its centre, a backend vector [n]."""
         low, high = self._x_range()
         x = np.clip(self._covariate(X, min_samples=1), low, high) - (low + high) / 2
-        return predict(self.space, self.intercept_, self.coef_, to_backend(x))
+        return to_backend(x)
 
     def score(self, X, y):
         """Minus the mean squared-distance loss on (X, y) (not private).
@@ -201,7 +205,5 @@ class PrivateGeodesicRegression(ManifoldEstimator):
                       "differentially private", PrivacyLeakWarning, stacklevel=2)
         check_is_fitted(self, "coef_")
         points = to_backend(check_points(self.space, y, ATOL, min_samples=1, name="y"))
-        low, high = self._x_range()
-        x = np.clip(self._covariate(X, min_samples=1), low, high) - (low + high) / 2
-        return -float(np.mean(np.asarray(losses(self.space, self.intercept_, self.coef_,
-                                                to_backend(x), points))))
+        values = losses(self.space, self.intercept_, self.coef_, self._centred(X), points)
+        return -float(np.mean(to_numpy(values)))
