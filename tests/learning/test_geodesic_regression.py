@@ -146,3 +146,21 @@ def test_cross_validation_charges_every_fit():
     assert scores.shape == (3,) and np.all(scores <= 0)
     assert len(budget.events) == 3  # one DP-RGD event per fit, composed by the budget
     assert 1.0 < budget.spent_epsilon <= 3.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BACKEND != "numpy", reason="thousands of fits: numpy")
+def test_check_audit_refutes_only_the_halved_noise_twin():
+    """One step of size 1 from (0, 0) on R^1: the record (0, 0) adds nothing, the other
+    (x = 1, y = +-FAR) pulls (p, v) by its clipped gradient +-(C, C) / sqrt(2): the mean
+    moves by its whole sensitivity 2C/n along (1, 1)."""
+    from geomstats_dp.testing._audit import check_audit, projection_statistic
+    from tests.testing.test_audit import DELTA, EPSILON, FAR
+
+    estimator = PrivateGeodesicRegression(Euclidean(1), epsilon=EPSILON, delta=DELTA,
+                                          n_iter=1, step_size=1.0, init_point=np.zeros(1))
+    X = np.array([[0.0], [1.0]])
+    check_audit(estimator, X, X, np.array([[0.0], [FAR]]), np.array([[0.0], [-FAR]]),
+                release=lambda fitted: np.concatenate([to_numpy(fitted.intercept_),
+                                                       to_numpy(fitted.coef_)]),
+                statistic=projection_statistic([1.0, 1.0]), random_state=shifted(0))
