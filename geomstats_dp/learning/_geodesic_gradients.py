@@ -10,7 +10,8 @@ Jacobi fields on curvature K give
     grad_p = -(e_par + c_K(L) e_perp),      grad_v = -x (e_par + s_K(L) e_perp),
 
 with c_K(L) = cos(sqrt(K) L), s_K(L) = sin(sqrt(K) L) / (sqrt(K) L) for K > 0, cosh and
-sinh for K < 0, and 1 for K = 0. The gradient in p is the one along a geodesic variation of
+sinh for K < 0, and 1 for K = 0: the coefficients of the exponential map itself,
+Exp_p(u) = c_K(L) p + s_K(L) u (unit curvature). The gradient in p is the one along a geodesic variation of
 p with v parallel transported.
 """
 
@@ -58,17 +59,35 @@ def _factors(curvature, lengths):
         gs.where(small, gs.ones_like(lengths), sin / safe)
 
 
+def _exp(space, curvature, point, shifts):
+    """Exp_p(u_k) = c_K(L) p + s_K(L) u_k, L = |u_k|_p, in closed form (no projection back
+    onto the space, which refuses a far point by raising: a far record is non-finite
+    instead, and counts as zero); also returns the lengths and the factors.
+
+    Returns
+    -------
+    points : array-like, shape=[k, *space.shape]
+    lengths, cos, sinc : array-like, shape=[k]
+    """
+    lengths = space.metric.norm(shifts, point)
+    cos, sinc = _factors(curvature, lengths)
+    points = gs.einsum("k,...->k...", cos, point) + gs.einsum("k,k...->k...", sinc, shifts)
+    return points, lengths, cos, sinc
+
+
 def predict(space, point, tangent_vec, x):
     """Exp_p(x_i v) for each x_i, shape=[k, *space.shape].
 
     Parameters
     ----------
     space : Manifold
+        One of ``SUPPORTED``.
     point : array-like, shape=[*space.shape]
     tangent_vec : array-like, shape=[*space.shape]
     x : array-like, shape=[k]
     """
-    return space.metric.exp(gs.einsum("k,...->k...", x, tangent_vec), point)
+    shifts = gs.einsum("k,...->k...", x, tangent_vec)
+    return _exp(space, curvature_of(space), point, shifts)[0]
 
 
 def losses(space, point, tangent_vec, x, y):
@@ -97,16 +116,14 @@ def gradients(space, curvature, point, tangent_vec, x, y):
     """
     metric = space.metric
     shifts = gs.einsum("k,...->k...", x, tangent_vec)
-    fitted = metric.exp(shifts, point)
+    fitted, lengths, cos, sinc = _exp(space, curvature, point, shifts)
     residuals = metric.log(y, fitted)
     back = metric.parallel_transport(residuals, fitted, end_point=point)
     back = space.to_tangent(back, point)
-    lengths = metric.norm(shifts, point)
     units = gs.einsum("k,k...->k...", 1.0 / gs.where(lengths > SMALL, lengths,
                                                      gs.ones_like(lengths)), shifts)
     along = gs.einsum("k,k...->k...", metric.inner_product(back, units, point), units)
     normal = back - along
-    cos, sinc = _factors(curvature, lengths)
     grad_point = -(along + gs.einsum("k,k...->k...", cos, normal))
     grad_vec = -gs.einsum("k,k...->k...", x, along + gs.einsum("k,k...->k...", sinc, normal))
     return grad_point, grad_vec

@@ -73,3 +73,15 @@ def test_curvatures_and_refused_spaces():
     for space in (SPDMatrices(2), PoincareBall(2)):
         with pytest.raises(ValueError, match="Euclidean, Hypersphere or Hyperboloid"):
             curvature_of(space)
+
+
+def test_a_far_fitted_point_does_not_raise_and_leaves_the_others_finite():
+    space = SPACES["hyperboloid"]
+    point = canonical_point(space)
+    vec = space.to_tangent(to_backend(np.array([0.0, 40.0, 0.0])), point)
+    x = to_backend(np.array([1.0, 0.01]))
+    y = space.metric.exp(space.to_tangent(to_backend(np.array(
+        [[0.0, 0.1, 0.2], [0.0, -0.3, 0.1]])), point), point)
+    grad_point, grad_vec = gradients(space, -1, point, vec, x, y)  # geomstats' exp raises
+    assert np.isfinite(to_numpy(grad_point)[1]).all()
+    assert np.isfinite(to_numpy(grad_vec)[1]).all()

@@ -6,7 +6,9 @@ d(Exp_p(x_i v), y_i)^2 / 2 in (p, v), both tangent at p, is clipped to C in the 
 norm sqrt(|g_p|_p^2 + |g_v|_p^2) (a non-finite one counts as zero), so each step's mean of
 clipped gradients has L2 sensitivity 2C/n (``optim.clipping.clipped_sum_sensitivity``);
 isotropic Gaussian noise of standard deviation sigma in each of the 2 dim coordinates of
-T_p M x T_p M is added. Accountant: the n_iter steps composed exactly in Gaussian DP
+T_p M x T_p M is added; the noisy pair is then projected onto the ball of radius C that
+holds the clipped mean (post-processing: it never moves the pair further from the mean,
+and it bounds each step by eta C). Accountant: the n_iter steps composed exactly in Gaussian DP
 (``learning._gradient_plan.plan_gradient_release``, method "rgd"), calibrated before any
 data value is read. The start, the number of steps, the schedule and the public range of
 x are public.
@@ -131,6 +133,8 @@ class GeodesicRegressionRelease(Mechanism):
                                 scale=sigma, sensitivity=sensitivity,
                                 dim=2 * int(space.dim),
                                 norm=lambda diff, at=point: _joint_norm(metric, at, diff))
+            noisy = noisy * min(1.0, self.clip_norm / max(
+                _joint_norm(metric, point, noisy), 1e-300))  # onto the ball of the mean
             moved = metric.exp(-eta * noisy[0], point)
             vec = space.to_tangent(metric.parallel_transport(
                 vec - eta * noisy[1], point, end_point=moved), moved)
