@@ -27,6 +27,7 @@ from geomstats_dp.learning._gradient_plan import plan_gradient_release
 from geomstats_dp.learning._tangent_frame import tangent_frame
 from geomstats_dp.learning.erm import PrivateERM
 from geomstats_dp.learning.frechet_mean import PrivateFrechetMean
+from geomstats_dp.learning.geodesic_regression import PrivateGeodesicRegression
 from geomstats_dp.learning.geometric_median import PrivateGeometricMedian
 from geomstats_dp.learning.kmeans import PrivateKMeans
 from geomstats_dp.learning.matrix_completion import PrivateMatrixCompletion
@@ -40,7 +41,8 @@ from geomstats_dp.learning.tangent_space import (
 )
 
 __all__ = ["SVRG_SINGLE_CLIP_RATIO", "NoiseDominatesWarning", "PrivateERM",
-           "PrivateEstimator", "PrivateFrechetMean", "PrivateGeometricMedian", "PrivateKMeans",
+           "PrivateEstimator", "PrivateFrechetMean", "PrivateGeodesicRegression",
+           "PrivateGeometricMedian", "PrivateKMeans",
            "PrivateMDM", "PrivateMatrixCompletion", "PrivatePCA",
            "PrivateStructuredPrediction", "PrivateTangentPCA",
            "PrivateTangentSpaceClassifier", "PrivateToTangentSpace",

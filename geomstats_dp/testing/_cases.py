@@ -17,6 +17,7 @@ from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.spd_matrices import SPDMatrices
 from geomstats.learning.frechet_mean import FrechetMean
 from geomstats.learning.mdm import RiemannianMinimumDistanceToMean
+from scipy.optimize import minimize
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
 
@@ -27,6 +28,7 @@ from geomstats_dp.learning import (
     PrivateERM,
     PrivateEstimator,
     PrivateFrechetMean,
+    PrivateGeodesicRegression,
     PrivateMatrixCompletion,
     PrivateMDM,
     PrivatePCA,
@@ -390,6 +392,61 @@ def _classifier_cases():
     return cases
 
 
+def geodesic_data(space, n_samples, seed, noise=0.05):
+    """A covariate uniform on [-1, 1] [n, 1] and responses scattered (tangent Gaussian,
+    ``noise`` per coordinate) around a geodesic through a point near the canonical one."""
+    rng = np.random.default_rng(seed)
+    start = canonical_point(space)
+    point = space.metric.exp(space.to_tangent(to_backend(
+        rng.normal(scale=0.3, size=space.shape)), start), start)
+    vec = space.to_tangent(to_backend(rng.normal(scale=0.5, size=space.shape)), point)
+    x = rng.uniform(-1.0, 1.0, n_samples)
+    fitted = space.metric.exp(gs.einsum("k,...->k...", to_backend(x), vec), point)
+    scatter = space.to_tangent(to_backend(rng.normal(scale=noise, size=(
+        n_samples, *space.shape))), fitted)
+    return to_backend(x[:, None]), space.metric.exp(scatter, fitted)
+
+
+def geodesic_regression_reference(space):
+    """The (p, v) minimising the mean of d(Exp_p(x_i v), y_i)^2 / 2, by scipy's BFGS on
+    the loss values alone (numerical gradients), p = Exp_{p0}(a) and v the transport of b
+    from the canonical point p0; returns v (``coef_`` for x_range (-1, 1))."""
+    start = canonical_point(space)
+
+    def unpack(params):
+        a, b = np.split(params, 2)
+        point = space.metric.exp(space.to_tangent(to_backend(a), start), start)
+        vec = space.metric.parallel_transport(space.to_tangent(to_backend(b), start),
+                                              start, end_point=point)
+        return point, vec
+
+    def reference(X, y):
+        x = to_backend(to_numpy(X)[:, 0])
+
+        def objective(params):
+            point, vec = unpack(params)
+            fitted = space.metric.exp(gs.einsum("k,...->k...", x, vec), point)
+            return float(to_numpy(gs.mean(space.metric.squared_dist(fitted, y))) / 2)
+
+        size = int(np.prod(space.shape))
+        found = minimize(objective, np.zeros(2 * size), method="BFGS",
+                         options={"gtol": 1e-10})
+        return to_numpy(unpack(found.x)[1])
+
+    return reference
+
+
+def _regression_cases():
+    cases = []
+    for name, space in (("sphere", Hypersphere(2)), ("hyperboloid", Hyperboloid(2)),
+                        ("euclidean", Euclidean(2))):
+        X, y = geodesic_data(space, N_SAMPLES, SEED)
+        cases.append(Case(f"PrivateGeodesicRegression(space={name})",
+                          PrivateGeodesicRegression(space, random_state=SEED), X, y,
+                          reference=geodesic_regression_reference(space), tolerance=5e-2))
+    return cases
+
+
 def built_in_cases():
     """Every public estimator and every method it offers, on the active backend.
 
@@ -400,4 +457,4 @@ def built_in_cases():
     return [*_frechet_mean_cases(), *_erm_cases(), *_pca_cases(),
             *_matrix_completion_cases(), *_structured_prediction_cases(),
             *_federated_cases(), *_search_cases(), *manifold_cases(),
-            *_classifier_cases()]
+            *_classifier_cases(), *_regression_cases()]

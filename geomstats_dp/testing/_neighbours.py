@@ -5,7 +5,9 @@ in the direction opposite to the others (seen from the public start), far outsid
 bound, off the space (where the data are points of a space), non-finite, and 1e300. A
 record is (x, y): where labels are given and private (``private_labels``), each of these
 comes twice, with the label kept and with it changed to another label of ``y``, and the
-label alone is changed too.
+label alone is changed too; where ``y`` holds points of the estimator's space (a
+regression), the response is replaced by the adversarial points too, alone and with a
+far covariate.
 Add/remove (Poisson sampling): one record removed, one far record added. User-level
 (matrix completion): a user's whole row replaced (negated, far, emptied, non-finite).
 Label-level (structured prediction): one target replaced, the features kept.
@@ -24,6 +26,8 @@ from geomstats_dp.optim import SquaredDistanceLoss, canonical_point
 ROW = 0  # the record replaced
 FAR = 1e3  # "far outside the bound": this many clip radii away
 HUGE = 1e300
+FAR_CAP = 15.0  # the far point's distance at most (cosh(20)^2 overflows the hyperboloid's
+# float64 membership: its exponential map then refuses the point)
 
 
 def adjacency(estimator):
@@ -109,7 +113,7 @@ def _point_records(space, records, bound):
     off = -2 * to_numpy(record)
     replaced = {
         "opposite_at_bound": to_numpy(space.metric.exp(-bound * unit, start)),
-        "far": to_numpy(space.metric.exp(min(FAR * bound, 20.0) * unit, start)),
+        "far": to_numpy(space.metric.exp(min(FAR * bound, FAR_CAP) * unit, start)),
     }
     if not bool(space.belongs(to_backend(off))):
         replaced["off_space"] = off
@@ -192,6 +196,10 @@ def worst_case_neighbours(estimator, X, y=None):
         replacements = (_point_records(space, records, bound) if space is not None
                         else _row_records(records[ROW], bound))
         replacements.update(_non_finite(records[ROW]))
+    responses = _response_records(estimator, y, bound)
+    if responses is not None:  # regression on points: the response is replaced too
+        yield from _regression_neighbours(records, replacements, responses, y)
+        return
     relabelled = _changed_label(y) if private_labels(estimator, y) else None
     for name, changed in _replaced(records, replacements):
         yield name, to_backend(changed), y
@@ -199,6 +207,31 @@ def worst_case_neighbours(estimator, X, y=None):
             yield f"{name}, label changed", to_backend(changed), relabelled
     if relabelled is not None:
         yield "label changed", X, relabelled
+
+
+def _response_records(estimator, y, bound):
+    """Adversarial replacements of the response ``y[ROW]`` when ``y`` holds points of
+    the estimator's space (a regression on the manifold), else None."""
+    space = getattr(estimator, "space", None)
+    if y is None or space is None:
+        return None
+    targets = np.array(to_numpy(y), dtype=float)
+    if tuple(targets.shape[1:]) != tuple(space.shape) or targets.ndim < 2:
+        return None
+    return {**_point_records(space, targets, bound), **_non_finite(targets[ROW])}
+
+
+def _regression_neighbours(records, replacements, responses, y):
+    """The covariate replaced (response kept), the response replaced (covariate kept),
+    and both replaced ("far" with each response)."""
+    targets = np.array(to_numpy(y), dtype=float)
+    for name, changed in _replaced(records, replacements):
+        yield name, to_backend(changed), y
+    for name, changed in _replaced(targets, responses):
+        yield f"response {name}", to_backend(records), to_backend(changed)
+        far = records.copy()
+        far[ROW] = replacements["far"]
+        yield f"far, response {name}", to_backend(far), to_backend(changed)
 
 
 def replaced_records(X, y=None, indices=None):

@@ -101,3 +101,18 @@ def test_private_labels_change_with_the_record(name, relabelled):
         assert {"far, label changed", "opposite_at_bound, label changed"} <= names
     else:
         assert not names
+
+
+def test_regression_neighbours_replace_the_covariate_the_response_or_both():
+    case = _case("PrivateGeodesicRegression(space=sphere)")
+    space = case.estimator.space
+    seen = {}
+    for label, X2, y2 in worst_case_neighbours(case.estimator, case.X, case.y):
+        seen[label] = (list(_changed_rows(case.X, X2)), list(_changed_rows(case.y, y2)))
+    assert seen["far"] == ([0], [])
+    assert seen["response far"] == ([], [0])
+    assert seen["far, response nan"] == ([0], [0])
+    assert {"response off_space", "response huge", "response opposite_at_bound"} <= set(seen)
+    _, far = next((X2, y2) for label, X2, y2 in worst_case_neighbours(
+        case.estimator, case.X, case.y) if label == "response far")
+    assert bool(space.belongs(far[0]))
