@@ -116,7 +116,6 @@ class PrivateGeodesicRegression(ManifoldEstimator):
         self.random_state = random_state
         self.secure = secure
         self._remember_budget()
-        curvature_of(space)  # a space without closed-form gradients: a ValueError now
 
     def _x_range(self):
         """``x_range`` as two finite floats low < high."""

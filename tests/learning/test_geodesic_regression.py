@@ -82,9 +82,15 @@ def test_predict_is_the_geodesic_clipped_to_the_range():
         assert fitted.score(X, y) <= 0
 
 
-def test_spaces_without_closed_form_gradients_are_refused_at_construction():
+def test_spaces_without_closed_form_gradients_are_refused_by_fit_before_the_budget():
+    """scikit-learn's convention: __init__ stores the space; fit refuses it, charging
+    nothing."""
+    estimator = PrivateGeodesicRegression(SPDMatrices(2))
+    budget = PrivacyBudget(1.0, 1e-5)
+    estimator.set_params(budget=budget)
     with pytest.raises(ValueError, match="Hypersphere"):
-        PrivateGeodesicRegression(SPDMatrices(2))
+        estimator.fit(np.zeros((5, 1)), SPDMatrices(2).random_point(5))
+    assert budget.spent_epsilon == 0
 
 
 @pytest.mark.parametrize(("X", "y", "params", "match"), [
