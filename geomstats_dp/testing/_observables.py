@@ -28,6 +28,8 @@ RELEASED = frozenset({
 def _captured_logs():
     root = logging.getLogger()
     handler, level = _ListHandler(), root.level
+    disabled = logging.root.manager.disable  # a process-wide switch an earlier call may
+    logging.disable(logging.NOTSET)  # have left on: the fit is observed as in a fresh one
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
     records = []
@@ -36,6 +38,7 @@ def _captured_logs():
     finally:
         root.removeHandler(handler)
         root.setLevel(level)
+        logging.disable(disabled)
         # geomstats logs through the root logger; other libraries' debug records (lazy
         # imports, compilation) come with the first fit of a process only
         records.extend(record for record in handler.records

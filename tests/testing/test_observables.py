@@ -76,3 +76,15 @@ def test_same_compares_arrays_events_and_nan():
     assert not same({"a": np.array([1.0, 2.0])}, {"a": np.array([1.0, 2.5])})
     assert not same((1, 2), [1, 2])
     assert not same({"a": 1}, {"b": 1})
+
+
+def test_a_log_is_caught_when_logging_was_left_disabled_and_the_switch_is_restored():
+    """A process-wide ``logging.disable`` left on by earlier code (a straggling release,
+    a library) must not blind the check; the switch is as it was afterwards."""
+    logging.disable(logging.CRITICAL)
+    try:
+        test_a_data_dependent_public_output_fails(
+            LogsFarRecords, "neighbour 'opposite_at_bound' changes public outputs .*logs")
+        assert logging.root.manager.disable == logging.CRITICAL
+    finally:
+        logging.disable(logging.NOTSET)
