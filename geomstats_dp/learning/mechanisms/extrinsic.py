@@ -29,7 +29,6 @@ The projection is post-processing.
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from geomstats.geometry.hypersphere import Hypersphere, HypersphereMetric
@@ -43,13 +42,12 @@ from geomstats.geometry.spd_matrices import (
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning, noise_ratio
-from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.learning.mechanisms.clip_bound import (
     AutoClip,
     clip_events,
     resolve_clip_norm,
 )
-from geomstats_dp.learning.mechanisms.tangent import check_point_loss
+from geomstats_dp.learning.mechanisms.tangent import PointMeanFields, check_point_loss
 from geomstats_dp.optim import SquaredDistanceLoss
 from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.optim.strategies import weight_factor
@@ -111,7 +109,7 @@ def extrinsic_embedding(space):
 
 
 @dataclass(frozen=True)
-class ExtrinsicRelease(Mechanism):
+class ExtrinsicRelease(PointMeanFields):
     """The projected extrinsic mean (method "extrinsic"; module docstring).
 
     Adjacency replace-one; L2 sensitivity 2 C max_i w_i of the embedded clipped mean
@@ -143,15 +141,6 @@ class ExtrinsicRelease(Mechanism):
         Prefix of the event labels.
     """
 
-    space: Any
-    loss: Any
-    n_samples: int
-    epsilon: float
-    delta: float
-    steps_epsilon: float
-    clip_norm: Any = None
-    init_point: Any = None
-    weights: Any = None
     label: str = ""
 
     def __post_init__(self):

@@ -152,7 +152,24 @@ def step_shares(n_steps, n_travel=0):
 
 
 @dataclass(frozen=True)
-class TangentSteps(Mechanism):
+class PointMeanFields(Mechanism):
+    """The public fields every release of a mean of points starts with (in this order):
+    ``space, loss, n_samples, epsilon, delta, steps_epsilon, clip_norm, init_point,
+    weights``; the subclasses document them and add their own."""
+
+    space: Any
+    loss: Any
+    n_samples: int
+    epsilon: float
+    delta: float
+    steps_epsilon: float
+    clip_norm: Any = None
+    init_point: Any = None
+    weights: Any = None
+
+
+@dataclass(frozen=True)
+class TangentSteps(PointMeanFields):
     """Base of the tangent releases: unit steps, step k with share ``shares[k]`` of the
     Gaussian budget (module docstring). Every field is public.
 
@@ -193,15 +210,6 @@ class TangentSteps(Mechanism):
     localised: ClassVar[bool] = False
     reads_dask: ClassVar[bool] = True
 
-    space: Any
-    loss: Any
-    n_samples: int
-    epsilon: float
-    delta: float
-    steps_epsilon: float
-    clip_norm: Any = None
-    init_point: Any = None
-    weights: Any = None
     noise_method: str = "transport"
     smoothness: float = 1.0
     label: str = ""
