@@ -165,9 +165,11 @@ class PrivateERM(PrivateEstimator):
     noise_ratio_ : float
         The expected norm of the release's noise displacement over the largest progress
         the clipped data can make, on the model problem |x - z|^2 / 2 with this run's
-        schedule (``geomstats_dp.learning._diagnostics``). Public; above 1 a
-        NoiseDominatesWarning says the release is expected to be no better than the
-        data-independent start.
+        schedule (``geomstats_dp.learning._diagnostics``); for the tangent, two-stage
+        and extrinsic releases, the expected norm of the last step's noise over its
+        clip radius. Public; above 1 a NoiseDominatesWarning says
+        the release is expected to be no better than the data-independent start
+        (threshold checked on docs/benchmarks/baselines.md).
     """
 
     _MECHANISMS: ClassVar[dict] = {

@@ -182,9 +182,10 @@ class PrivateStructuredPrediction(PrivateEstimator):
         "labels": b. "extrinsic": ``mean_`` projected onto the sphere, the constant
         private prediction.
     noise_ratio_ : float
-        "labels", "extrinsic": gamma / n, public. Above 1 the released mean is shrunk more than half
-        way to b by the noise, and a NoiseDominatesWarning says the predictions are
-        expected to be little better than b.
+        "labels", "extrinsic": gamma / n, public. Above 1 the released mean is shrunk
+        more than half way to b by the noise, and a NoiseDominatesWarning says the
+        predictions are expected to be little better than the constant prediction b
+        (threshold checked on docs/benchmarks/baselines.md).
     clip_norms_ : numpy.ndarray, shape=[k]
         Per row: C_x of each row of the last ``predict``.
     """
@@ -271,7 +272,9 @@ class PrivateStructuredPrediction(PrivateEstimator):
                                        mechanism.prediction_regularization(fitted)),
             prior_mean)
         ratio = regularization / len(targets)
-        NoiseDominatesWarning.warn_if(ratio)
+        NoiseDominatesWarning.warn_if(
+            ratio, "the label noise's regularization is {ratio} times n",
+            "the constant private mean (base_point_)")
         self._set(**fitted, budget_=budget, n_features_in_=features.shape[1],
                   method_=method, bandwidth_=bandwidth, regularization_=regularization,
                   noise_ratio_=ratio)
