@@ -4,17 +4,19 @@
 with BLAS single-threaded, the variants interleaved over the repeats and the median CPU
 time kept (``time.process_time``; wall time in the CSV):
 
-- ``PrivatePCA(3, data_norm=B)`` default fit, B above every row's norm (the row pass
-  uses the rows as given) and B at the rows' median norm (half the rows scaled, one copy);
+- ``PrivatePCA(3, data_norm=B)`` default fit, B above every row's norm and B at the
+  rows' median norm (half the rows scaled down, then again after centring);
 - one X^T X / n and ``numpy.linalg.eigh`` (the non-private work at least);
 - ``sklearn.decomposition.PCA(3)`` (centres and runs an SVD).
 
-Writes ``pca_speed.csv`` (seconds, ratios to X^T X + eigh and to scikit-learn, load) and
+Writes ``pca_speed.csv`` (seconds, ratios to X^T X + eigh and to scikit-learn, load, and
+the peak memory a fit allocates over the data's size, traced once after the timings) and
 ``pca_speed.png``.
 """
 
 import os
 import time
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -36,6 +38,16 @@ def data(n_samples, n_features=64, seed=0):
 def clocks():
     """(CPU seconds of the process, wall seconds) now."""
     return np.array([time.process_time(), time.perf_counter()])
+
+
+def peak_over(call, nbytes):
+    """The peak memory ``call()`` allocates (``tracemalloc``) over ``nbytes``."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1] / nbytes
+    finally:
+        tracemalloc.stop()
 
 
 def rows(quick):
@@ -81,10 +93,11 @@ def rows(quick):
                "ratio_sklearn": cpu / median["sklearn"][0],
                "goal_xtx_eigh": GOALS["xtx_eigh"], "goal_sklearn": GOALS["sklearn"],
                "wall_ratio_xtx_eigh": wall / median["xtx_eigh"][1],
+               "peak_memory_over_data": peak_over(calls[name], X.nbytes),
                "loadavg_1min": round(os.getloadavg()[0], 2)}
         print(f"  {name}: {cpu:.3f} s; / X^T X + eigh {row['ratio_xtx_eigh']:.2f}, "
-              f"/ scikit-learn {row['ratio_sklearn']:.2f}; load {row['loadavg_1min']}",
-              flush=True)
+              f"/ scikit-learn {row['ratio_sklearn']:.2f}; peak memory "
+              f"{row['peak_memory_over_data']:.2f} X; load {row['loadavg_1min']}", flush=True)
         found.append(row)
     return found
 
@@ -106,7 +119,9 @@ def plot(path, found):
                      marker="_", s=300, color="black")
     axis.set_xticks(positions, [row["variant"].replace(", ", "\n") for row in found])
     axis.set_ylabel("CPU time ratio (dashes: goals)")
-    axis.legend()
+    axis.set_ylim(0, 1.3 * max(float(row[f"{kind}_{key}"]) for row in found
+                               for kind in ("ratio", "goal") for key in ("xtx_eigh", "sklearn")))
+    axis.legend(loc="upper center", ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

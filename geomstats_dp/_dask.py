@@ -24,9 +24,12 @@ def is_dask_array(X):
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks")
 
 
-def numpy_or_dask(data):
-    """``to_numpy(data)``, or ``data`` itself (lazy, not gathered) if it is a Dask array."""
-    return data if is_dask_array(data) else to_numpy(data)
+def numpy_or_dask(data, copy=True):
+    """``to_numpy(data)`` (``as_numpy`` with ``copy=False``: for a read-only use), or
+    ``data`` itself (lazy, not gathered) if it is a Dask array."""
+    if is_dask_array(data):
+        return data
+    return to_numpy(data) if copy else as_numpy(data)
 
 
 def backend_or_dask(data):

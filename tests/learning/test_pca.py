@@ -118,10 +118,10 @@ def test_second_moment_and_variance_sensitivities_hold_and_are_attained():
 
 def test_analyze_gauss_draws_the_calibrated_symmetric_noise(monkeypatch):
     drawn = []
-    original = analyze_gauss.noisy_second_moment
-    monkeypatch.setattr(analyze_gauss, "noisy_second_moment",
-                        lambda rows, std, rng, **stage:
-                        drawn.append(original(rows, std, rng, **stage)) or drawn[-1])
+    original = analyze_gauss.noisy_matrix
+    monkeypatch.setattr(analyze_gauss, "noisy_matrix",
+                        lambda moment, std, rng, **stage:
+                        drawn.append(original(moment, std, rng, **stage)) or drawn[-1])
     n, p, bound, epsilon, delta = 400, 30, 2.0, 1.0, 1e-5
     X = np.random.default_rng(3).standard_normal((n, p))
     pca = _quiet_fit(PrivatePCA(2, epsilon=epsilon, delta=delta, data_norm=bound,
@@ -139,6 +139,26 @@ def test_analyze_gauss_draws_the_calibrated_symmetric_noise(monkeypatch):
     assert abs(np.std(entries) / event.noise_std - 1) < tolerance
     assert abs(np.mean(entries)) < 5 * event.noise_std / math.sqrt(len(entries))
     assert pca.budget_.spent_epsilon == pytest.approx(epsilon, rel=1e-6)
+
+
+@pytest.mark.backend_independent
+@pytest.mark.parametrize("centering", ["private_mean", "none"])
+def test_analyze_gauss_reads_the_rows_without_a_copy(centering):
+    """The default fit allocates less than half of X at its peak (blocks of rows; the
+    former row pass copied X at least once), half of the rows beyond B."""
+    import tracemalloc
+
+    X = np.random.default_rng(5).standard_normal((20_000, 50))
+    bound = float(np.median(np.linalg.norm(X, axis=1)))
+    estimator = PrivatePCA(2, data_norm=bound, centering=centering, random_state=0)
+    tracemalloc.start()
+    try:
+        _quiet_fit(estimator, X)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert estimator.method_ == "analyze_gauss"
+    assert peak < X.nbytes / 2, (peak, X.nbytes)
 
 
 @pytest.mark.parametrize("method", ["analyze_gauss", "rgd"])

@@ -3,6 +3,7 @@ the stated sensitivities of the mean, trace and (projected) second moments held 
 neighbouring rows and attained where the closed form says."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -101,3 +102,51 @@ def test_symmetric_noise_has_iid_upper_triangle_of_the_given_std():
     np.testing.assert_allclose(upper.var(axis=0), 0.25, rtol=0.05)
     correlation = np.corrcoef(upper.T) - np.eye(6)
     assert np.abs(correlation).max() < 5 / math.sqrt(20000)
+
+
+def _mapped(row, bound):
+    """One row as ``bounded_rows`` maps it, written out: zero if not finite (or if its
+    norm overflows), else scaled to norm min(|x|, B)."""
+    with np.errstate(over="ignore"):
+        norm = math.sqrt(math.fsum(row**2)) if np.isfinite(row).all() else math.inf
+    if not math.isfinite(norm):
+        return np.zeros_like(row)
+    return row if norm <= bound else row * (bound / norm)
+
+
+def _awkward_rows(seed):
+    """Rows far from the origin for their spread, with NaN, inf, an overflowing, a huge
+    finite and a zero row, and half the rows beyond a bound at the median norm."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(loc=3.0, size=(1003, 6)) * [1.0, 0.5, 2.0, 0.1, 1.0, 3.0]
+    X[5, 2], X[8, 0], X[9], X[11], X[40] = np.nan, -np.inf, 1e200, X[11] * 1e150, 0.0
+    return X, float(np.median(np.linalg.norm(X[:5], axis=1)))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("centred", [False, True])
+def test_blocked_passes_equal_the_mapped_rows_moments(monkeypatch, seed, centred):
+    """bounded_mean and bounded_second_moment (blocks of 64 rows and a partial last
+    block, no copy of X) equal the mean and second moment of the rows mapped one at a
+    time, centred on a mean m and mapped again, to the rounding of the sums (50 machine
+    epsilons times B^2; a few were seen), with no warning and X unchanged; m large
+    against B too."""
+    from geomstats_dp.learning import _pca_rows
+
+    monkeypatch.setattr(_pca_rows, "BLOCK_ENTRIES", 64 * 6)
+    monkeypatch.setattr(_pca_rows, "MIN_BLOCK_ROWS", 64)
+    X, bound = _awkward_rows(shifted(seed))
+    given = X.copy()
+    rows = np.array([_mapped(row, bound) for row in X])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mean, squared = _pca_rows.bounded_mean(X, bound)
+        np.testing.assert_allclose(mean, rows.mean(axis=0), rtol=0, atol=1e-14 * bound)
+        for m in ([None] if not centred else [mean, mean + 5 * bound]):
+            moment = _pca_rows.bounded_second_moment(  # the norms given, or not
+                X, bound, m, None if m is None else squared)
+            mapped = rows if m is None else np.array([_mapped(row - m, bound)
+                                                      for row in rows])
+            expected = mapped.T @ mapped / len(mapped)
+            np.testing.assert_allclose(moment, expected, rtol=0, atol=1e-14 * bound**2)
+    np.testing.assert_array_equal(X, given)

@@ -8,10 +8,11 @@ sqrt(2) B^2 / n (``_pca_rows.second_moment_sensitivity``); iid Gaussian noise on
 mirrored, is one Gaussian release calibrated by ``calibrate_gaussian`` (exact Gaussian-DP
 composition with the other events of the fit).
 
-On a Dask array the row maps, the mean and the second-moment matrix are reductions over
-chunks of rows computed by the workers (``geomstats_dp._dask``: trust model); the noise
-is drawn on the client in the in-memory order, and only the p x p matrix and the mean
-reach it.
+In memory, the mean and the matrix are read from X in blocks of rows, with no copy of X
+and the same operations whatever the values (``private_moment``). On a Dask array the
+row maps, the mean and the second-moment matrix are reductions over chunks of rows
+computed by the workers (``geomstats_dp._dask``: trust model); the noise is drawn on
+the client in the in-memory order, and only the p x p matrix and the mean reach it.
 """
 
 import functools
@@ -24,9 +25,12 @@ from geomstats_dp import _dask
 from geomstats_dp._backend import to_backend
 from geomstats_dp.learning._diagnostics import NoiseDominatesWarning
 from geomstats_dp.learning._pca_rows import (
+    bounded_mean,
     bounded_rows,
+    bounded_second_moment,
+    noisy_matrix,
     noisy_mean,
-    noisy_second_moment,
+    noisy_vector,
     second_moment_sensitivity,
     stage_of,
 )
@@ -82,6 +86,30 @@ def private_rows(X, data_norm, mean_event, rng):
     mean = np.asarray(noisy_mean(bounded_rows(X, data_norm), mean_event.noise_std, rng,
                                  **stage_of(mean_event)))
     return centred_rows(X, data_norm, mean), mean
+
+
+def private_moment(X, data_norm, mean_event, rng):
+    """The second moment (1/n) sum z z^T of the rows of ``private_rows`` (before noise),
+    and the private mean (zeros without ``mean_event``).
+
+    On a numpy array: blocked passes over X (``_pca_rows.bounded_mean`` and
+    ``bounded_second_moment``), no copy of it; on a Dask array: the mapped rows' product,
+    lazy (the workers reduce their chunks).
+
+    Returns
+    -------
+    moment : numpy.ndarray or dask.array.Array, shape=[n_features, n_features]
+    mean : numpy.ndarray, shape=[n_features]
+    """
+    if _dask.is_dask_array(X):
+        rows, mean = private_rows(X, data_norm, mean_event, rng)
+        return rows.T @ rows / len(rows), mean
+    if mean_event is None:
+        return bounded_second_moment(X, data_norm), np.zeros(X.shape[1])
+    statistic, squared = bounded_mean(X, data_norm)
+    mean = np.asarray(noisy_vector(statistic, mean_event.noise_std, rng,
+                                   **stage_of(mean_event)))
+    return bounded_second_moment(X, data_norm, mean, squared), mean
 
 
 def explained(top, rest, n_features):
@@ -159,15 +187,15 @@ class AnalyzeGaussRelease(Mechanism):
     def release(self, data, weights, rng):
         k = self.n_components
         on_dask = _dask.is_dask_array(data)
-        rows, mean = private_rows(_dask.numpy_or_dask(data), self.data_norm,
-                                  self.mean_event, rng)
+        moment, mean = private_moment(_dask.numpy_or_dask(data, copy=False),
+                                      self.data_norm, self.mean_event, rng)
         noise_std = self.matrix_event.noise_std
-        matrix = noisy_second_moment(rows, noise_std, rng, **stage_of(self.matrix_event))
+        matrix = noisy_matrix(moment, noise_std, rng, **stage_of(self.matrix_event))
         if on_dask:  # the noise is drawn; the workers reduce their chunks of rows
             (matrix,) = _dask.compute(matrix)
         eigenvalues, eigenvectors = np.linalg.eigh(matrix)
         eigenvalues, eigenvectors = eigenvalues[::-1], eigenvectors[:, ::-1]
-        ratio = self.noise_ratio(rows.shape[1])
+        ratio = self.noise_ratio(len(mean))
         NoiseDominatesWarning.warn_if(ratio, (
             "the noise matrix's expected spectral norm is {ratio} times "
             f"{SIGNAL_FRACTION:g} data_norm^2, more than a real dataset's top eigenvalue "
@@ -177,7 +205,7 @@ class AnalyzeGaussRelease(Mechanism):
         return {
             "estimate_": to_backend(basis),
             "mean_": mean,
-            **explained(eigenvalues[:k], eigenvalues[k:].sum(), rows.shape[1]),
+            **explained(eigenvalues[:k], eigenvalues[k:].sum(), len(mean)),
             "noise_multiplier_": multiplier,
             "noise_multipliers_": {LABEL: multiplier},
             "n_iter_": 1,
