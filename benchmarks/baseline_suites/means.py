@@ -87,7 +87,7 @@ def digits_ink():
 def trajectory_covariances(name, scale):
     """SPD(2): covariance of the (x, y) points of each KEEL trajectory, coordinates over
     ``scale`` (in [0, 1])."""
-    points = keel_features(name, scale)
+    points = keel_features(name, 0.0, scale)
     return _covariances(points.reshape(len(points), -1, 2))
 
 
@@ -119,10 +119,10 @@ SPHERE_DATASETS = {  # the first three: the cells the rule of "auto" was derived
     "digits_rows_sphere": lambda: unit_rows(load_digits().data),
     "optdigits_rows_sphere": lambda: unit_rows(load_keel("optdigits")[0]),
     "satimage_rows_sphere": lambda: unit_rows(load_keel("satimage")[0]),
-    "spambase_words_sphere": lambda: unit_rows(keel_features("spambase", 1.0)[:, :54]),
-    "wdbc_rows_sphere": lambda: unit_rows(keel_features("wdbc", 1.0)),
-    "sonar_rows_sphere": lambda: unit_rows(keel_features("sonar", 1.0)),
-    "libras_rows_sphere": lambda: unit_rows(keel_features("movement_libras", 1.0)),
+    "spambase_words_sphere": lambda: unit_rows(keel_features("spambase", 0.0, 1.0)[:, :54]),
+    "wdbc_rows_sphere": lambda: unit_rows(keel_features("wdbc", 0.0, 1.0)),
+    "sonar_rows_sphere": lambda: unit_rows(keel_features("sonar", 0.0, 1.0)),
+    "libras_rows_sphere": lambda: unit_rows(keel_features("movement_libras", 0.0, 1.0)),
 }
 
 
