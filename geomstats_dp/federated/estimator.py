@@ -74,9 +74,9 @@ class PriRFed(PrivateEstimator):
     sizes, the dimension, epsilon, delta, C and the injectivity radius at the start;
     stored as ``n_rounds_``, ...): for the squared distance, every agent every round,
     T <= 10 rounds of noisy tangent means (as many as keep each agent's noise below the
-    clipped signal and half the injectivity radius) and the average of the settled round
-    points (with one round, where the injectivity radius is infinite, its step shrunk);
-    for another loss, the one-shot average of full local DP-RGD solves.
+    clipped signal and half the injectivity radius; one if fewer than ``MIN_ROUNDS``) and
+    the average of the settled round points (one round's step shrunk where the
+    injectivity radius is infinite); another loss: one-shot averaged full DP-RGD solves.
 
     Privacy. Record level, replace-one adjacency within an agent (one record of one agent
     replaced by any other; the agents' sizes are public). Each local step clips the

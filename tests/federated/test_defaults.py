@@ -15,7 +15,7 @@ from scipy import optimize, stats
 
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.federated import PriRFed
-from geomstats_dp.federated.defaults import MAX_ROUNDS, resolve_settings
+from geomstats_dp.federated.defaults import MAX_ROUNDS, MIN_ROUNDS, resolve_settings
 from geomstats_dp.federated.engine import run_local
 from geomstats_dp.learning.pca import PCALoss
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget
@@ -216,19 +216,21 @@ def test_one_shot_release_noise_has_the_calibrated_spread():
     assert abs(np.mean(scaled)) < 4 / math.sqrt(len(scaled))
 
 
-def test_neighbouring_federations_give_identical_public_outputs():
+@pytest.mark.parametrize("epsilon", [2.0, 0.13])  # 10 rounds; 1 (4 fit: below MIN_ROUNDS)
+def test_neighbouring_federations_give_identical_public_outputs(epsilon):
     data = federation()
     neighbour = [agent.copy() for agent in data]
     neighbour[3][17] = -NORTH  # one record of one agent replaced (the antipode)
     fits = []
     for agents in (data, neighbour):
-        budget = PrivacyBudget(2.0, 1e-5)
+        budget = PrivacyBudget(epsilon, 1e-5)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            est = PriRFed(SPACE, epsilon=2.0, clip_norm=1.0, budget=budget,
+            est = PriRFed(SPACE, epsilon=epsilon, clip_norm=1.0, budget=budget,
                           random_state=3).fit(agents)
         fits.append((est, [str(w.message) for w in caught], budget.spent_epsilon))
     (first, first_warnings, first_spent), (second, second_warnings, second_spent) = fits
+    assert first.n_rounds_ == (MAX_ROUNDS if epsilon > 1 else 1)
     assert first_warnings == second_warnings and first_spent == second_spent
     for name in ("local_method_", "n_rounds_", "n_sampled_", "local_steps_", "output_",
                  "local_epsilon_", "local_delta_", "guarantee_", "noise_multipliers_",
@@ -247,6 +249,7 @@ def test_neighbouring_federations_give_identical_public_outputs():
     ((2000, 3000), 0.5, 5.0, math.inf), ((12, 15), 0.3, 1.0, math.inf),
     ((150, 200), 0.3, math.pi, math.pi), ((150, 200), 3.0, math.pi, math.pi),
     ((300, 200), 1.0, 0.5, math.pi), ((300, 200), 1.0, None, math.pi),
+    ((40, 60, 50), 0.55, 1.0, math.inf), ((40, 60, 50), 0.6, 1.0, math.inf),
 ])
 def test_rounds_keep_every_agents_noise_below_the_clipped_signal(sizes, epsilon, clip_norm,
                                                                  radius):
@@ -263,8 +266,11 @@ def test_rounds_keep_every_agents_noise_below_the_clipped_signal(sizes, epsilon,
 
     bound = min(clip, radius / 2) if clip_norm is not None else clip
     assert 1 <= rounds <= MAX_ROUNDS
-    assert rounds == 1 or noise_norm(rounds) <= bound
-    assert rounds == MAX_ROUNDS or noise_norm(rounds + 1) > bound
+    if noise_norm(MIN_ROUNDS) > clip:  # fewer than MIN_ROUNDS keep the noise below C
+        assert rounds == 1
+    else:
+        assert rounds == 1 or noise_norm(rounds) <= bound
+        assert rounds == MAX_ROUNDS or noise_norm(rounds + 1) > bound
     # one round on an infinite injectivity radius: its noisy step is shrunk
     output = "shrunk" if rounds == 1 and math.isinf(radius) else "average"
     assert (settings.n_sampled, settings.local_steps, settings.local_method,
@@ -331,3 +337,18 @@ def test_a_deployment_of_the_defaults_runs_the_fitted_run(tmp_path):
     point = run.final_point(run_local(run, [to_backend(agent) for agent in data]))
     np.testing.assert_allclose(point, to_numpy(fitted.estimate_), rtol=0, atol=1e-12)
     assert deployed.guarantee_ == fitted.guarantee_
+
+
+@pytest.mark.backend_independent
+def test_one_round_where_fewer_than_min_rounds_keep_the_noise_below_the_signal():
+    # 40 records per agent in d = 2 (C = 1): (n_min / (2 z_1))^2 / d is about 4.8 at
+    # epsilon 0.55 (four rounds would keep every agent's noise below C) and 5.7 at 0.6
+    def rounds(epsilon):
+        params = {"local_method": "auto", "n_rounds": "auto", "n_sampled": "auto",
+                  "local_steps": "auto", "output": "auto", "epsilon": epsilon,
+                  "delta": 1e-5, "clip_norm": 1.0, "batch_size": None}
+        return resolve_settings(params, [40, 60, 50], 2, True, math.pi).n_rounds
+
+    assert MIN_ROUNDS == 5
+    assert rounds(0.55) == 1
+    assert rounds(0.6) == 5
