@@ -176,14 +176,16 @@ def releases():
 
 def changed(recorded, current):
     """Keys of ``recorded`` whose release is missing from ``current`` or differs (to
-    1e-9 relative: the rounding of another CPU's BLAS kernels)."""
+    1e-7 relative: the rounding of another build's BLAS and LAPACK kernels, amplified up
+    to about 3e-8 by the hyperboloid's exponential map on predictions at distance 8.6 from
+    the origin, coordinates of 2,700)."""
     differing = []
     for key, expected in recorded.items():
         value = current.get(key)
         if value is None or value.shape != expected.shape:
             differing.append(key)
         elif expected.dtype.kind in "fc":
-            if not np.allclose(value, expected, rtol=1e-9, atol=1e-12, equal_nan=True):
+            if not np.allclose(value, expected, rtol=1e-7, atol=1e-12, equal_nan=True):
                 differing.append(key)
         elif not np.array_equal(value, expected):
             differing.append(key)

@@ -1,9 +1,10 @@
 """Releases equal the committed table (``tests/learning/release_table.py``).
 
 The table was recorded before the mechanisms became public specs: a refactor must leave
-every release of every estimator and method unchanged. Values are compared to 1e-9
+every release of every estimator and method unchanged. Values are compared to 1e-7
 relative: the recording machine reproduces them bit for bit, and the tolerance admits only
-the rounding of another CPU's BLAS kernels. The three backends' tables hold the same
+the rounding of another build's BLAS and LAPACK kernels (amplified to about 3e-8 by the
+hyperboloid's exponential map far from the origin). The three backends' tables hold the same
 releases: the noise is drawn in numpy, so the law that a statistical test checks on numpy
 is the law of the autograd and pytorch releases (docs/dev/testing.md, "Suite cost").
 """
