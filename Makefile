@@ -48,13 +48,15 @@ demo: $(DEMO_STAMP)
 # The whole suite once per geomstats backend. Tests marked backend_independent run on
 # numpy only (conftest.py); slow statistical and audit tests run on every backend unless
 # they say otherwise (docs/dev/testing.md, "Suite cost").
-# One BLAS/torch thread per pytest worker: two workers on two cores. Each backend's run
+# One BLAS/torch thread per pytest worker: two workers on two cores, sent at most two
+# tests at a time (xdist's default first batch is a quarter of the collection, every slow
+# test, to the first worker). Each backend's run
 # prints its start time, the tests still running after a minute, and its 15 slowest tests.
 test: $(STAMP)
 	@set -e; start=$$(date +%s); for backend in $(BACKENDS); do \
 		echo "=== GEOMSTATS_BACKEND=$$backend (at $$(( $$(date +%s) - start )) s) ==="; \
 		OMP_NUM_THREADS=1 GEOMSTATS_BACKEND=$$backend \
-			$(BIN)/python -m pytest -n 2 -q --progress-after=60 --durations=15 $(PYTEST_ARGS); \
+			$(BIN)/python -m pytest -n 2 --maxschedchunk 2 -q --progress-after=60 --durations=15 $(PYTEST_ARGS); \
 	done; echo "=== $(BACKENDS): passed in $$(( $$(date +%s) - start )) s ==="
 
 # Single-threaded BLAS: timings on a shared 2-core machine are stable only that way
