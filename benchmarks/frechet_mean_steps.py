@@ -1,50 +1,54 @@
 """The default PrivateFrechetMean against geomstats' FrechetMean: time and error, one run.
 
-``python -m benchmarks frechet_mean_steps`` (about 3 min on a quiet machine, BLAS
+``python -m benchmarks frechet_mean_steps`` (a few minutes on a quiet machine, BLAS
 single-threaded): SPD(8) points from geomstats' ``random_point`` (seed 0), n = 2,000 and
 100,000, epsilon 1, delta 1e-5, C = 3, the default method ("auto": the two-stage release
-here). Compared in one run, interleaved, the fastest of several repeats kept, in the CPU
-time of the process (``speed_routes``' clocks):
+here). Each backend and size is measured in a fresh process (numpy at both sizes,
+autograd and pytorch at 100,000); in it the calls are interleaved, the fastest of several
+repeats kept, in the CPU time of the process (``speed_routes``' clocks):
 
-- "default": the two-stage release, its settled mean's Karcher steps stopped at rounding
-  level (``learning.mechanisms.tangent.SETTLED_MEAN_TOL``);
-- "20 Karcher steps in the settled mean": the same release with the settled mean's fixed
-  20 steps (``SETTLED_MEAN_TOL = 0``, the previous code; the releases agree to about
-  1e-15);
+- "default": the default fit, on the route the library takes (at 100,000 points on
+  numpy and autograd with numba installed, each record's ``eigh`` warm-started from the
+  previous point's, ``optim.warm_logs``; LAPACK ``eigh`` at every pass otherwise);
+- "LAPACK eigh every pass": the same fit with the compiled routes switched off (the
+  route without numba, and pytorch's), where the warm route applies;
 - geomstats' ``FrechetMean`` run to its own convergence (the issue's baseline, goal:
-  the default within 1.2x of it).
+  the default within 1.2x of it);
+- one full-batch pass on the LAPACK route (norms and clipped sum of every record's
+  logarithm at geomstats' mean: one batched ``eigh`` of the whitened records), the
+  unit of the ``passes`` columns: a fit's time in passes, and geomstats' in passes.
 
-At 100,000 points, where the passes start each record's ``eigh`` from the previous
-point's when numba is installed (``optim.warm_logs``), both private fits are also timed
-with LAPACK at every pass. Each row also has the release's distance to geomstats'
-converged mean for seed 0 (the accuracy comparison over seeds and data is on the page,
-docs/benchmarks/optimizers.md, "The Frechet mean's step count").
+Each row also has the release's distance to geomstats' converged mean for seed 0 (the
+accuracy comparison over seeds and data is on the page, docs/benchmarks/optimizers.md,
+"The Frechet mean's step count").
 
 Writes ``frechet_mean_steps.csv``.
 """
 
+import json
 import logging
 import os
-
-import geomstats.backend as gs
-from threadpoolctl import threadpool_limits
-
-from benchmarks.accounting import write_csv
-from benchmarks.speed_routes import _fastest, geomstats_iterations, on_route
+import subprocess
+import sys
 
 SEED = 0
 EPSILON, DELTA, CLIP_NORM = 1.0, 1e-5, 3.0
 GOAL = 1.2
+RUNS = (("numpy", 2000, 15), ("numpy", 100_000, 3), ("autograd", 100_000, 3),
+        ("pytorch", 100_000, 3))
 
 
 def size_rows(n_samples, repeats):
-    """The rows at one sample size."""
+    """The rows at one sample size, on the active backend."""
+    import geomstats.backend as gs
     from geomstats.geometry.spd_matrices import SPDMatrices
     from geomstats.learning.frechet_mean import FrechetMean
 
+    from benchmarks.speed_routes import _fastest, geomstats_iterations, on_route
     from geomstats_dp.learning import PrivateFrechetMean
-    from geomstats_dp.learning.mechanisms import tangent
     from geomstats_dp.optim import SquaredDistanceLoss, compiled_blocks, warm_logs
+    from geomstats_dp.optim.losses import backend_name
+    from geomstats_dp.optim.oracle import clipped_sum_in_chunks
 
     space = SPDMatrices(8)
     gs.random.seed(SEED)
@@ -52,55 +56,71 @@ def size_rows(n_samples, repeats):
     geomstats = FrechetMean(space)
     iterations = geomstats_iterations(geomstats, points)
     target = geomstats.estimate_
+    loss = SquaredDistanceLoss(space)
+    data, weights = loss.check_data(points), gs.ones(n_samples) / n_samples
     fits = {}
 
-    def private(tol):
-        def fit():
-            saved, tangent.SETTLED_MEAN_TOL = tangent.SETTLED_MEAN_TOL, tol
-            try:
-                fits[tol] = PrivateFrechetMean(
-                    space, epsilon=EPSILON, delta=DELTA, clip_norm=CLIP_NORM,
-                    random_state=SEED).fit(points)
-            finally:
-                tangent.SETTLED_MEAN_TOL = saved
-        return fit
+    def private():
+        fits["default"] = PrivateFrechetMean(space, epsilon=EPSILON, delta=DELTA,
+                                             clip_norm=CLIP_NORM, random_state=SEED
+                                             ).fit(points)
 
-    variants = {"default": tangent.SETTLED_MEAN_TOL,
-                "20 Karcher steps in the settled mean": 0.0}
-    calls = {name: private(size) for name, size in variants.items()}
-    warm = warm_logs.record_bases_for(SquaredDistanceLoss(space), points) is not None
-    if warm:
-        for name in list(calls):
-            calls[f"{name}, LAPACK eigh every pass"] = on_route(compiled_blocks, False,
-                                                                calls[name])
+    calls = {"default": private}
+    if warm_logs.record_bases_for(loss, data) is not None:
+        calls["LAPACK eigh every pass"] = on_route(compiled_blocks, False, private)
     calls["geomstats"] = lambda: geomstats.fit(points)
+    calls["pass"] = lambda: clipped_sum_in_chunks(loss.gradient_sums(target), data,
+                                                  weights, CLIP_NORM)
     logging.disable(logging.WARNING)  # geomstats' "maximum number of iterations reached"
     try:
         best = _fastest(calls, repeats)
     finally:
         logging.disable(logging.NOTSET)
+    (baseline, baseline_wall), unit = map(float, best["geomstats"]), float(best["pass"][0])
     rows = []
-    for name, (cpu, wall) in best.items():
-        if name == "geomstats":
+    for name in calls:
+        if name in ("geomstats", "pass"):
             continue
-        fit = fits[variants[name.split(",")[0]]]
-        value = cpu / best["geomstats"][0]
+        fit, (cpu, wall) = fits["default"], map(float, best[name])
         rows.append({
-            "problem": f"SPD(8), {n_samples} points", "variant": name,
-            "method": fit.method_, "n_steps": fit.n_iter_, "seconds": cpu,
+            "problem": f"SPD(8), {n_samples} points", "backend": backend_name(),
+            "variant": name, "method": fit.method_, "n_steps": int(fit.n_iter_), "seconds": cpu,
             "baseline": f"geomstats FrechetMean (converged: {iterations} iterations)",
-            "baseline_seconds": best["geomstats"][0], "value": value, "goal": GOAL,
-            "met": value <= GOAL, "wall_value": wall / best["geomstats"][1],
+            "baseline_seconds": baseline, "value": cpu / baseline, "goal": GOAL,
+            "met": cpu / baseline <= GOAL, "wall_value": wall / baseline_wall,
             "error": float(space.metric.dist(fit.estimate_, target)),
+            "pass_seconds": unit, "passes": cpu / unit, "baseline_passes": baseline / unit,
             "loadavg_1min": round(os.getloadavg()[0], 2)})
-        print(rows[-1], flush=True)
+    return rows
+
+
+def _child(n_samples, repeats):
+    """Entry of a measuring process: print its rows as JSON."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        print(json.dumps(size_rows(n_samples, repeats)))
+
+
+def measured(backend, n_samples, repeats):
+    """The rows of one backend and size, measured in a fresh single-threaded process."""
+    env = dict(os.environ, GEOMSTATS_BACKEND=backend, OMP_NUM_THREADS="1")
+    script = ("import torch; torch.set_num_threads(1)\n" if backend == "pytorch" else "") + (
+        f"import benchmarks.frechet_mean_steps as m; m._child({n_samples}, {repeats})")
+    output = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, check=True).stdout
+    rows = json.loads(output.strip().splitlines()[-1])
+    for row in rows:
+        print(row, flush=True)
     return rows
 
 
 def run(output_dir, quick=False):
     """Write ``frechet_mean_steps[_quick].csv``."""
-    sizes = ((2000, 3),) if quick else ((2000, 15), (100_000, 3))
-    with threadpool_limits(limits=1):
-        rows = [row for n_samples, repeats in sizes for row in size_rows(n_samples, repeats)]
+    from benchmarks.accounting import write_csv
+
+    runs = (("numpy", 2000, 3),) if quick else RUNS
+    rows = [row for backend, n_samples, repeats in runs
+            for row in measured(backend, n_samples, repeats)]
     write_csv(output_dir / ("frechet_mean_steps_quick.csv" if quick
                             else "frechet_mean_steps.csv"), rows)

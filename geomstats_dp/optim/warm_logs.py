@@ -31,11 +31,12 @@ do depend on the data, and on one record: a chunk sweeps until its slowest recor
 converged (a huge record, 1e150 I say, can add a sweep to its chunk), so a pass's
 time is a side channel. ``MAX_SWEEPS`` bounds it: whatever one record is (huge, tiny, not
 positive definite, with whitened entries that overflow), it changes the time of a pass by
-at most ``MAX_SWEEPS`` sweeps of its chunk and one LAPACK pass of that chunk. It is taken on public conditions only
-(``record_bases_for``): the affine-invariant logarithms of ``SquaredDistanceLoss`` on
-SPD(n), n >= 3 (``SquaredDistanceLoss.affine_logs``), numpy data in memory on the numpy
-backend, numba importable and ``compiled_blocks.ENABLED``, at least ``MIN_ROWS_TO_LOAD``
-records unless the kernels are already loaded. The bases take as much memory as the data.
+at most ``MAX_SWEEPS`` sweeps of its chunk and one LAPACK pass of that chunk. It is taken
+on public conditions only (``record_bases_for``): the affine-invariant logarithms of
+``SquaredDistanceLoss`` on SPD(n), n >= 3 (``SquaredDistanceLoss.affine_logs``), numpy
+data in memory on the numpy or autograd backend (whose arrays are numpy's), numba
+importable and ``compiled_blocks.ENABLED``, at least ``MIN_ROWS_TO_LOAD`` records unless
+the kernels are already loaded. The bases take as much memory as the data.
 """
 
 import math
@@ -62,13 +63,18 @@ docs/benchmarks/optimizers.md, "Timing: private DP-RGD fit against geomstats'
 FrechetMean")."""
 
 
+NUMPY_BACKENDS = ("numpy", "autograd")
+"""The backends whose arrays are numpy's (autograd's outside a gradient trace, and the
+passes of a closed-form gradient are not traced): the kernels read them as they are."""
+
+
 def record_bases_for(loss, data):
     """A ``RecordBases`` for a run's full-batch passes over ``data``, or None.
 
     Public quantities only: a loss whose gradient sums are ``AffineLogSums`` on SPD(n),
-    n >= 3 (``SquaredDistanceLoss.affine_logs``), numpy data in memory on the numpy
-    backend, ``compiled_blocks.ENABLED``, and the kernels loaded or ``MIN_ROWS_TO_LOAD``
-    records with numba importable.
+    n >= 3 (``SquaredDistanceLoss.affine_logs``), numpy data in memory on a backend of
+    ``NUMPY_BACKENDS``, ``compiled_blocks.ENABLED``, and the kernels loaded or
+    ``MIN_ROWS_TO_LOAD`` records with numba importable.
 
     Parameters
     ----------
@@ -79,7 +85,7 @@ def record_bases_for(loss, data):
     -------
     bases : RecordBases or None
     """
-    if not compiled_blocks.ENABLED or backend_name() != "numpy":
+    if not compiled_blocks.ENABLED or backend_name() not in NUMPY_BACKENDS:
         return None
     if not isinstance(loss, SquaredDistanceLoss) or not loss.affine_logs():
         return None
@@ -107,15 +113,18 @@ class RecordBases:
         self._rotation = (None, None, None)  # (old factor, new factor, R) of the last chunk
 
     def bind(self, sums):
-        """``sums`` with this run's bases (``WarmLogSums``) if it is an ``AffineLogSums``,
-        else unchanged (a subclass of the loss that overrides ``gradient_sums``).
+        """``sums`` with this run's bases (``WarmLogSums``) if it is an ``AffineLogSums``
+        at a numpy point, else unchanged (a subclass of the loss that overrides
+        ``gradient_sums``; a point autograd traces).
 
         Parameters
         ----------
         sums : callable
             ``loss.gradient_sums(point)``.
         """
-        return WarmLogSums(sums, self) if type(sums) is AffineLogSums else sums
+        if type(sums) is AffineLogSums and isinstance(sums.factor, np.ndarray):
+            return WarmLogSums(sums, self)
+        return sums
 
     def logs(self, sums, start, data):
         """Norms of -Log_P(X_i) and their weighted sum for rows ``start`` on, warm or cold.

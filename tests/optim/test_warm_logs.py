@@ -17,12 +17,12 @@ from geomstats_dp.optim import (
 )
 from geomstats_dp.optim import oracle as oracle_module
 from geomstats_dp.optim.affine_log import AffineLogSums
-from tests.conftest import shifted
+from tests.conftest import BACKEND, shifted
 
 from .data import cloud
 
 pytest.importorskip("numba")
-pytestmark = pytest.mark.backend_independent
+independent = pytest.mark.backend_independent
 
 # The Daleckii-Krein logarithm's error is about TOLERANCE^2 = 1e-14 on logarithms of
 # order one (the module docstring); 1e-11 leaves room for the condition numbers here.
@@ -94,6 +94,7 @@ def check_pass(bases, sums, data, chunk, coefficients):
                                    atol=RTOL * np.abs(expected).max())
 
 
+@independent
 @pytest.mark.parametrize("dim, scale", [(3, 1.0), (8, 1.0), (5, 2.5)])
 def test_warm_chunks_equal_lapack_along_a_run(monkeypatch, dim, scale):
     space = spd(dim, scale)
@@ -109,6 +110,7 @@ def test_warm_chunks_equal_lapack_along_a_run(monkeypatch, dim, scale):
     assert min(spy.sweeps) >= 0 and spy.sweeps[-3:] == [0, 0, 0]  # a revisit: no sweep
 
 
+@independent
 def test_a_chunk_that_needs_more_sweeps_goes_to_lapack(monkeypatch):
     space = spd(4)
     data = np.asarray(cloud(space, 50, radius=2.0, seed=shifted(3), offset=1.0))
@@ -124,6 +126,7 @@ def test_a_chunk_that_needs_more_sweeps_goes_to_lapack(monkeypatch):
     assert spy.sweeps == [-1]
 
 
+@independent
 def test_a_record_that_is_not_positive_definite_adds_nothing(monkeypatch):
     space = spd(3)
     data = np.asarray(cloud(space, 40, radius=1.0, seed=shifted(5)))
@@ -149,8 +152,10 @@ def fits(monkeypatch, data, enabled, **options):
     return estimator, [str(warning.message) for warning in caught]
 
 
+@pytest.mark.skipif(BACKEND == "pytorch", reason="the warm route is for numpy arrays")
 @pytest.mark.parametrize("method", ["auto", "rgd"])
 def test_a_fit_on_the_warm_route_gives_the_lapack_release(monkeypatch, method):
+    """On numpy and on autograd (whose arrays are numpy's)."""
     spy = KernelSpy(monkeypatch)
     data = np.asarray(cloud(SPDMatrices(3), 1500, radius=2.0, seed=shifted(7), offset=1.5))
     seed = shifted(8)
@@ -163,6 +168,7 @@ def test_a_fit_on_the_warm_route_gives_the_lapack_release(monkeypatch, method):
         assert getattr(warm, name) == getattr(cold, name)
 
 
+@independent
 def test_neighbouring_datasets_show_the_same_on_the_warm_route(monkeypatch):
     data = np.asarray(cloud(SPDMatrices(3), 800, radius=2.0, seed=shifted(9), offset=1.0))
     neighbour = data.copy()
@@ -183,6 +189,7 @@ def qualifying(**changes):
     return call
 
 
+@independent
 def test_the_route_is_taken_on_public_conditions_only(monkeypatch):
     assert warm_logs.record_bases_for(**qualifying()) is not None
     log_euclidean = SPDMatrices(3)
@@ -190,6 +197,9 @@ def test_the_route_is_taken_on_public_conditions_only(monkeypatch):
     for loss in (SquaredDistanceLoss(SPDMatrices(2)), SquaredDistanceLoss(log_euclidean),
                  HuberDistanceLoss(SPDMatrices(3), 1.0)):
         assert warm_logs.record_bases_for(**qualifying(loss=loss)) is None
+    with monkeypatch.context() as patched:
+        patched.setattr(warm_logs, "backend_name", lambda: "autograd")
+        assert warm_logs.record_bases_for(**qualifying()) is not None
     for module, name, value in ((warm_logs, "backend_name", lambda: "pytorch"),
                                 (compiled_blocks, "ENABLED", False)):
         with monkeypatch.context() as patched:
@@ -208,6 +218,7 @@ def test_the_route_is_taken_on_public_conditions_only(monkeypatch):
     assert warm_logs.record_bases_for(**qualifying(data=lazy)) is None
 
 
+@independent
 def test_mini_batch_queries_leave_the_bases_alone(monkeypatch):
     space = spd(3)
     data = np.asarray(cloud(space, 60, radius=1.0, seed=shifted(11)))
@@ -224,6 +235,7 @@ def test_mini_batch_queries_leave_the_bases_alone(monkeypatch):
     np.testing.assert_allclose(full, expected, rtol=RTOL)
 
 
+@independent
 @pytest.mark.parametrize("record", [
     1e150 * np.eye(4),  # the issue's record: one more sweep for its chunk
     1e200 * np.eye(4),  # many more
