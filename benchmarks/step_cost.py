@@ -240,6 +240,7 @@ def rows(quick):
                    "jax_step_seconds": cpu_jax, "ratio_to_jax": cpu / cpu_jax,
                    "goal_vs_jax": GOALS_VS_JAX[backend],
                    "minimal_to_jax": cpu_minimal / cpu_jax,
+                   "minimal_torch_to_jax": cpu_torch / cpu_jax,
                    "jax_check": times.get("jax_check", math.nan),
                    "loadavg_1min": round(os.getloadavg()[0], 2)}
             print(f"  {space} {backend}: {1e6 * cpu:.0f} us / {1e6 * cpu_minimal:.0f} us "
