@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
+BENCH_STAMP := $(VENV)/.installed-bench
 BACKENDS := numpy autograd pytorch
 PYTEST_ARGS ?=
 
@@ -61,7 +62,12 @@ test: $(STAMP)
 
 # Single-threaded BLAS: timings on a shared 2-core machine are stable only that way
 # (docs/benchmarks/*.md state it).
-bench: $(STAMP)
+# The bench extra (JAX, for step_cost's lax.scan baseline) on top of the full install.
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --no-compile -e ".[bench]"
+	touch $@
+
+bench: $(BENCH_STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m benchmarks
 
 # The site shows the outputs stored in tutorials/*.ipynb; it does not execute them.

@@ -10,14 +10,17 @@ timed in the same process with ``OMP_NUM_THREADS=1``, their repeats interleaved,
 median per-step CPU time kept (``time.process_time``: the time the code itself runs on a
 shared machine; wall time in the CSV). The pytorch rows run the library on the pytorch
 backend (CPU tensors) in a second process, against the same numpy baseline timed there and against the
-minimal step written in torch (CPU tensors, torch's generator). JAX is not a dependency:
-the issue's ``lax.scan`` comparison is replaced by these minimal loops.
+minimal step written in torch (CPU tensors, torch's generator). Both processes also time
+the issue's baseline, the minimal step as a jitted JAX ``lax.scan`` loop
+(``_step_cost_jax``), where JAX is installed (the ``bench`` extra); without it the JAX
+columns are NaN and a note is printed.
 
 Writes ``step_cost.csv`` (one row per space and backend: seconds per step of each, the
 ratios in CPU time, and the load average) and ``step_cost.png``.
 """
 
 import functools
+import importlib.util
 import json
 import math
 import os
@@ -32,6 +35,7 @@ from benchmarks.accounting import write_csv
 SPHERE_DIM, SPD_SIZE = 783, 11
 CLIP_NORM, NOISE_STD, STEP = 1.0, 0.05, 0.05
 GOALS = {"numpy": 2.0, "pytorch": 3.0}
+GOALS_VS_JAX = {"numpy": 1.5, "pytorch": 3.0}
 
 
 def sphere_data(n_samples=1000, seed=0):
@@ -160,19 +164,23 @@ def clocks():
 def measure(repeats, sphere_steps, spd_steps):
     """Median (CPU, wall) seconds per step of the library and the minimal step, per space,
     the variants interleaved over ``repeats``; on pytorch also the minimal step written
-    in torch (``minimal_torch``); a dict for the CSV."""
+    in torch (``minimal_torch``), and where JAX is installed the jitted ``lax.scan`` loop
+    (``jax``, with ``jax_check``: its end point's largest difference from the numpy
+    loop's on the same draws); a dict for the CSV."""
     import geomstats.backend as gs
     from geomstats.geometry.hypersphere import Hypersphere
     from geomstats.geometry.spd_matrices import SPDMatrices
 
+    from benchmarks import _step_cost_jax
+
     cases = {
         f"S^{SPHERE_DIM}": (Hypersphere(SPHERE_DIM), sphere_data(), minimal_sphere_steps,
-                            minimal_sphere_steps_torch, sphere_steps),
+                            minimal_sphere_steps_torch, sphere_steps, "sphere"),
         f"SPD({SPD_SIZE})": (SPDMatrices(SPD_SIZE), spd_data(), minimal_spd_steps,
-                             minimal_spd_steps_torch, spd_steps),
+                             minimal_spd_steps_torch, spd_steps, "spd"),
     }
     found = {}
-    for name, (space, data, minimal, minimal_torch, n_steps) in cases.items():
+    for name, (space, data, minimal, minimal_torch, n_steps, kind) in cases.items():
         library_steps(space, data, 20, seed=0)  # warm caches (calibration, imports)
         variants = {
             "library": functools.partial(library_steps, space, data, n_steps),
@@ -184,6 +192,10 @@ def measure(repeats, sphere_steps, spd_steps):
 
             tensors = torch.from_numpy(data.copy())
             variants["minimal_torch"] = functools.partial(minimal_torch, tensors, n_steps)
+        checks = {}
+        if _step_cost_jax.available():
+            variants["jax"] = _step_cost_jax.loop(data, n_steps, kind)
+            checks["jax_check"] = _step_cost_jax.check(data, kind)
         times = {key: [] for key in variants}
         for repeat in range(repeats):
             for key, variant in variants.items():
@@ -191,6 +203,7 @@ def measure(repeats, sphere_steps, spd_steps):
                 variant(repeat)
                 times[key].append((clocks() - start) / n_steps)
         found[name] = {key: np.median(values, axis=0).tolist() for key, values in times.items()}
+        found[name].update(checks)
     return found
 
 
@@ -206,6 +219,8 @@ def rows(quick):
     """One row per space and backend, each measured in a fresh process."""
     repeats, sphere_steps, spd_steps = (3, 200, 50) if quick else (9, 2000, 400)
     found = []
+    if importlib.util.find_spec("jax") is None:
+        print("  JAX is not installed (the bench extra): the JAX columns are NaN", flush=True)
     for backend in ("numpy", "pytorch"):
         env = dict(os.environ, GEOMSTATS_BACKEND=backend, OMP_NUM_THREADS="1")
         output = subprocess.run(
@@ -215,16 +230,23 @@ def rows(quick):
         for space, times in json.loads(output.strip().splitlines()[-1]).items():
             (cpu, wall), (cpu_minimal, wall_minimal) = times["library"], times["minimal"]
             cpu_torch = times.get("minimal_torch", [math.nan])[0]
+            cpu_jax = times.get("jax", [math.nan])[0]
             row = {"space": space, "backend": backend,
                    "library_step_seconds": cpu, "minimal_step_seconds": cpu_minimal,
                    "ratio": cpu / cpu_minimal, "goal": GOALS[backend],
                    "wall_ratio": wall / wall_minimal,
                    "minimal_torch_step_seconds": cpu_torch,
                    "ratio_to_minimal_torch": cpu / cpu_torch,
+                   "jax_step_seconds": cpu_jax, "ratio_to_jax": cpu / cpu_jax,
+                   "goal_vs_jax": GOALS_VS_JAX[backend],
+                   "minimal_to_jax": cpu_minimal / cpu_jax,
+                   "minimal_torch_to_jax": cpu_torch / cpu_jax,
+                   "jax_check": times.get("jax_check", math.nan),
                    "loadavg_1min": round(os.getloadavg()[0], 2)}
             print(f"  {space} {backend}: {1e6 * cpu:.0f} us / {1e6 * cpu_minimal:.0f} us "
                   f"= {row['ratio']:.2f} (wall {row['wall_ratio']:.2f}; minimal torch step "
-                  f"{1e6 * cpu_torch:.0f} us); load {row['loadavg_1min']}", flush=True)
+                  f"{1e6 * cpu_torch:.0f} us; JAX scan {1e6 * cpu_jax:.0f} us: "
+                  f"{row['ratio_to_jax']:.2f}); load {row['loadavg_1min']}", flush=True)
             found.append(row)
     return found
 
@@ -242,8 +264,12 @@ def plot(path, found):
              label="/ minimal numpy step")
     axis.scatter(range(len(found)), [row["ratio_to_minimal_torch"] for row in found],
                  marker="o", color="tab:orange", label="/ minimal torch step")
+    axis.scatter(range(len(found)), [row["ratio_to_jax"] for row in found],
+                 marker="s", color="tab:green", label="/ JAX lax.scan step")
     axis.scatter(range(len(found)), [row["goal"] for row in found], marker="_", s=600,
-                 color="black", label="goal")
+                 color="black", label="goal (/ numpy)")
+    axis.scatter(range(len(found)), [row["goal_vs_jax"] for row in found], marker="_",
+                 s=600, color="tab:green", label="goal (/ JAX)")
     axis.set_xticks(range(len(found)), labels)
     axis.set_ylabel("library step / minimal step (CPU)")
     axis.legend()

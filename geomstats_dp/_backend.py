@@ -138,18 +138,26 @@ class BufferedNormals:
     same sequence as arrays of the active backend, from one conversion of each refill: a
     pytorch run's noise crosses from numpy once per refill, not once per draw.
 
+    A stream that shares its generator with other draws reads ahead only what it is told
+    (``ahead=0``, then ``reserve``): a refill never draws more than the normals asked for
+    plus those reserved, so the generator is left where unbuffered draws would leave it,
+    and with nothing reserved the stream is the generator itself, one call per draw.
+
     Parameters
     ----------
     generator : numpy.random.Generator or SecureGenerator
     block : int
         Most normals drawn per refill.
+    ahead : int, optional
+        Normals that may be drawn ahead of the reads; unbounded by default.
     """
 
     FIRST_REFILL = 256
 
-    def __init__(self, generator, block):
+    def __init__(self, generator, block, ahead=math.inf):
         self.generator = generator
         self.block = block
+        self._ahead = ahead
         self._refill = min(self.FIRST_REFILL, block)
         self._buffer = np.empty(0)
         self._next = 0
@@ -157,8 +165,8 @@ class BufferedNormals:
         self._padded = None  # [count, next start, rows [m, count + 1], next row]
 
     def standard_normal(self, size=None):
-        """Standard normals of shape ``size`` (a view of the buffer, or a copy of the
-        values that straddle a refill; never served twice)."""
+        """Standard normals of shape ``size`` (a view of the buffer; never served
+        twice)."""
         flat = isinstance(size, (int, np.integer))  # served as the 1-D slice itself
         if size is None:
             count = 1
@@ -166,55 +174,68 @@ class BufferedNormals:
             count = int(size)
         else:
             count = math.prod(size)  # np.prod costs microseconds on a tuple
-        if self._next + count > self._buffer.size:  # the rest, then a fresh buffer
-            rest = self._buffer[self._next :]
-            self._buffer = self.generator.standard_normal(max(self._refill, count - rest.size))
-            self._converted = self._padded = None
-            self._refill = min(4 * self._refill, self.block)
-            self._next = count - rest.size
-            values = np.concatenate([rest, self._buffer[: self._next]])
-        else:
-            values = self._buffer[self._next : self._next + count]
-            self._next += count
+        if self._next + count > self._buffer.size:
+            self._fill(count)
+        values = self._buffer[self._next : self._next + count]
+        self._next += count
         if size is None:
             return float(values[0])
         return values if flat else values.reshape(size)
 
+    def _fill(self, count):
+        """A fresh buffer: the unread rest, then a refill, ``count`` values at least and
+        no more ahead of the reads than allowed."""
+        rest = self._buffer[self._next :]
+        size = max(count - rest.size, min(self._refill, self._ahead))
+        self._ahead = max(0, self._ahead - size)
+        fresh = self.generator.standard_normal(size)
+        self._buffer = np.concatenate([rest, fresh]) if rest.size else fresh
+        self._next = 0
+        self._converted = self._padded = None
+        self._refill = min(4 * self._refill, self.block)
+
+    def reserve(self, count):
+        """Let the next ``count`` normals be drawn ahead: the caller guarantees that
+        nothing else draws from the generator until they have been read."""
+        self._ahead += count
+
     def backend_normal(self, count):
         """The next ``count`` standard normals of ``standard_normal``'s sequence, a backend
-        vector (a view of the converted buffer; a conversion of its own where the values
-        straddle a refill). Read-only use: the view is shared with the buffer."""
-        if TORCH and self._next + count <= self._buffer.size:
-            if self._converted is None:
-                self._converted = to_backend(self._buffer)
-            start = self._next
-            self._next += count
-            return self._converted[start : self._next]
-        return to_backend(self.standard_normal(count))
+        vector (on pytorch a view of the buffer converted once per refill). Read-only
+        use: the view is shared with the buffer."""
+        if not TORCH:
+            return to_backend(self.standard_normal(count))
+        if self._next + count > self._buffer.size:
+            self._fill(count)
+        if self._converted is None:
+            self._converted = to_backend(self._buffer)
+        start = self._next
+        self._next += count
+        return self._converted[start : self._next]
 
     def backend_padded_normal(self, count):
         """(0, the next ``count`` normals of ``standard_normal``'s sequence), a backend
         vector [count + 1]: on pytorch a row of the rest of the buffer laid out in rows
         of ``count`` behind a zero, converted once (again only if the draws stop falling
-        on its rows: another size, a refill); a conversion of its own where the values
-        straddle a refill. Read-only use."""
+        on its rows: another size, a refill). Read-only use."""
+        if not TORCH:
+            padded = np.zeros(count + 1)
+            padded[1:] = self.standard_normal(count)
+            return to_backend(padded)
         rows = self._padded
-        if TORCH and (rows is None or rows[0] != count or rows[1] != self._next):
+        if rows is None or rows[0] != count or rows[1] != self._next:
+            if self._next + count > self._buffer.size:
+                self._fill(count)
             available = (self._buffer.size - self._next) // count
-            if available > 0:
-                block = np.zeros((available, count + 1))
-                block[:, 1:] = self._buffer[
-                    self._next : self._next + available * count].reshape(available, count)
-                rows = self._padded = [count, self._next, to_backend(block), 0]
-        if TORCH and rows is not None and rows[0] == count and rows[1] == self._next:
-            row = rows[2][rows[3]]
-            rows[3] += 1
-            self._next += count
-            rows[1] = self._next if rows[3] < rows[2].shape[0] else -1
-            return row
-        padded = np.zeros(count + 1)
-        padded[1:] = self.standard_normal(count)
-        return to_backend(padded)
+            block = np.zeros((available, count + 1))
+            block[:, 1:] = self._buffer[
+                self._next : self._next + available * count].reshape(available, count)
+            rows = self._padded = [count, self._next, to_backend(block), 0]
+        row = rows[2][rows[3]]
+        rows[3] += 1
+        self._next += count
+        rows[1] = self._next if rows[3] < rows[2].shape[0] else -1
+        return row
 
     def __getattr__(self, name):
         return getattr(self.generator, name)

@@ -233,10 +233,8 @@ class SPDAffineTransport(_EigenbasisTransport):
         at_identity = normals[index]
         at_identity *= scales
         draw = factor @ at_identity.reshape(point.shape) @ factor.T
-        draw = (draw + draw.T) / 2
-        if scale != 1.0:
-            draw *= scale
-        return draw
+        # (D + D^T) / 2 times scale in one product: halving is exact, the same values
+        return (draw + draw.T) * (scale / 2)
 
     def _backend_gather(self, like):
         """``_gather`` as arrays of ``like``'s kind (numpy, or the backend's)."""

@@ -114,6 +114,17 @@ class TangentGaussian:
         """Intrinsic dimension of the space."""
         return int(self.space.dim)
 
+    @property
+    def normals_per_draw(self):
+        """The standard normals each call of ``prepare``'s draw reads from its generator,
+        and nothing else: the dimension where the draw is the family's one-point draw
+        (unvalidated, ``draw_one``); None where it is not known (``sample_one``, a
+        validated or overridden ``sample``)."""
+        if (type(self).sample is _OWN_SAMPLE and not self.validate
+                and self.sampler.draw_one is not None):
+            return self.dim
+        return None
+
     def sample(self, base_point, n_samples=1, sigma=1.0, random_state=None, mean=None):
         """Draw tangent vectors from N_w(mean, sigma^2).
 

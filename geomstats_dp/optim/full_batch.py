@@ -44,9 +44,12 @@ class FullBatch(Strategy):
         """C: a weighted mean of vectors clipped to C."""
         return self.clip_norm
 
-    def stepper(self, oracle, transport):
-        """Full clipped weighted gradient plus noise."""
-
+    def stepper(self, oracle, transport, round_steps):
+        """Full clipped weighted gradient plus noise. The run's only draws are the
+        steps' noise (a "random" output draws its index before the first): they are
+        reserved at once (``GradientOracle.reserve_noise``)."""
+        if self.noise_std > 0:
+            oracle.reserve_noise(round_steps)
         sensitivity = clipped_sum_sensitivity(self.clip_norm, 1, oracle.max_weight)  # as ``queries`` states it
 
         def direction(point, round_step):

@@ -135,7 +135,9 @@ class SPDAffineGeodesics(Geodesics):
             point = new_factor @ new_factor.T
             # cond(G G^T) <= cond(base point) (max h / min h)^2: the spectrum is computed
             # only when this bound cannot tell that the point is safely SPD
-            bound = self._condition(base_point) * float(gs.amax(halves) / gs.amin(halves)) ** 2
+            spread = halves.tolist()  # one conversion; NaN kept (Python's max skips it)
+            ratio = math.nan if math.isnan(sum(spread)) else max(spread) / min(spread)
+            bound = self._condition(base_point) * ratio**2
             if not bound <= SPD_CONDITION_LIMIT:
                 floored, bound = floor_spectrum(point)
                 if floored is not None:  # rounding left SPD: kept on it (``onto_space``)
@@ -183,15 +185,22 @@ class SphereGeodesics(Geodesics):
         if base_point.ndim > 1 or direction.ndim > 1:
             return super().exp(coefficient * direction, base_point)
         along = float(direction.dot(base_point))
-        projection = along / float(base_point.dot(base_point))
+        base_sq = float(base_point.dot(base_point))
+        direction_sq = float(direction.dot(direction))
+        projection = along / base_sq
         # |V - p P|^2 = |V|^2 - p <V, P>; <V, P> is rounding for a tangent V
-        sq_norm = coefficient**2 * max(float(direction.dot(direction)) - projection * along,
-                                       0.0)
+        sq_norm = coefficient**2 * max(direction_sq - projection * along, 0.0)
         coef_1, coef_2 = _even_coefficients(sq_norm, utils.cos_close_0, utils.sinc_close_0, 4,
                                             math.cos, math.sin)
         coef_2 *= coefficient
-        point = add_scaled(base_point * (coef_1 - coef_2 * projection), coef_2, direction)
-        return onto_sphere(point) if self.space is not None else point
+        coef_1 -= coef_2 * projection
+        point = add_scaled(base_point * coef_1, coef_2, direction)
+        if self.space is None:
+            return point
+        # |coef_1 P + coef_2 V|^2 from the dot products above, to rounding
+        squared = (coef_1 * coef_1 * base_sq + 2 * coef_1 * coef_2 * along
+                   + coef_2 * coef_2 * direction_sq)
+        return onto_sphere(point, squared)
 
 
 def sphere_log(points, base_point):

@@ -161,7 +161,7 @@ def _run_steps(oracle, strategy, transport, point, etas, steps_per_round, output
     else:
         def retract(direction, coefficient, base_point):
             return retraction(coefficient * direction, base_point)
-    direction = strategy.stepper(oracle, transport)
+    direction = strategy.stepper(oracle, transport, steps_per_round)
     iterates = [] if keep_iterates else None
     step = 0
     with known_factors(geodesics.known_factor):  # the iterates' SPD factors, reused

@@ -130,7 +130,7 @@ class MiniBatch(Strategy):
         bound = self.clip_norm * weight_factor(sample_weight, n_samples)
         return bound if self.sampling == "without_replacement" else bound * n_samples / self.batch_size
 
-    def stepper(self, oracle, transport):
+    def stepper(self, oracle, transport, round_steps):
         """Clipped weighted batch gradient plus noise; batches drawn a block at a time."""
         scale = oracle.n_samples / self.batch_size
         poisson = self.sampling == "poisson"

@@ -107,9 +107,13 @@ def onto_space(space, point):
     return point
 
 
-def onto_sphere(point):
+def onto_sphere(point, squared_norm=None):
     """``point`` [d + 1], or x / |x| when | |x| - 1 | exceeds ``SPHERE_TOLERANCE``
-    (unchanged when not finite or zero)."""
+    (unchanged when not finite or zero). ``squared_norm``: |x|^2 as the caller knows it
+    to rounding (an exponential map's dot products), which saves the vector's own dot
+    product (two tensor calls on pytorch) where it is within the tolerance."""
+    if squared_norm is not None and abs(math.sqrt(squared_norm) - 1) <= SPHERE_TOLERANCE / 2:
+        return point
     norm = math.sqrt(float(point.dot(point)))  # numpy's norm of a vector, one call
     if math.isfinite(norm) and norm > 0 and abs(norm - 1) > SPHERE_TOLERANCE:
         return point / norm

@@ -9,6 +9,7 @@ from geomstats_dp._backend import to_numpy
 from geomstats_dp._dask import DaskClippedSums, is_dask_array
 from geomstats_dp._dask import gradient_norms as dask_gradient_norms
 from geomstats_dp.optim.clipping import clip_factors
+from geomstats_dp.optim.streams import shared_stream
 from geomstats_dp.optim.streams import split_streams as split
 from geomstats_dp.optim.warm_logs import record_bases_for
 from geomstats_dp.privacy.stages import noisy_stage
@@ -49,13 +50,14 @@ class GradientOracle:
     split_streams : bool
         Draw batches and noise from two streams split from ``rng``
         (``streams.split_streams``), so that each can be drawn a block of steps at a
-        time; otherwise both come from ``rng`` itself, one draw at a time.
+        time; otherwise both come from ``rng`` itself, the noise's normals drawn ahead
+        only as far as the strategy reserves them (``reserve_noise``).
 
     Attributes
     ----------
     batch_rng : numpy.random.Generator or SecureGenerator
         The stream of the batches and sampled indices.
-    noise_rng : numpy.random.Generator, SecureGenerator or BufferedNormals
+    noise_rng : BufferedNormals
         The stream of the noise.
     n_gradient_evaluations : int
         Per-sample gradients computed so far.
@@ -84,7 +86,8 @@ class GradientOracle:
         self.weight_factor = (1.0 if numpy_weights.min() == self.max_weight
                               else self.n_samples * self.max_weight)
         self.noise_sampler = noise_sampler
-        self.batch_rng, self.noise_rng = split(rng) if split_streams else (rng, rng)
+        self.batch_rng, self.noise_rng = (
+            split(rng) if split_streams else (rng, shared_stream(rng)))
         self.n_gradient_evaluations = 0
         self.n_noise_draws = 0
         self._noise_draws = {}  # sigma -> draw(base_point)
@@ -174,6 +177,16 @@ class GradientOracle:
             draw = self._noise_draws[sigma] = prepared_draw(
                 self.noise_sampler, sigma, self.noise_rng)
         return draw(point)
+
+    def reserve_noise(self, n_draws):
+        """Promise that the next ``n_draws`` noise draws come before any other draw of
+        the run's generator, so that their normals may be drawn (and, on pytorch,
+        converted) at once: the same values, the generator left where the draws one at
+        a time leave it. Nothing changes where the sampler's draws are not known to read
+        normals only (``TangentGaussian.normals_per_draw``)."""
+        per_draw = getattr(self.noise_sampler, "normals_per_draw", None)
+        if per_draw is not None:
+            self.noise_rng.reserve(n_draws * per_draw)
 
     def add_noise(self, tangent_vec, point, sigma, *, label, sensitivity, sampling_rate=1.0,
                   adjacency="replace_one"):

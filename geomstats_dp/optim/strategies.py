@@ -108,8 +108,9 @@ class Strategy(ABC):
         """
 
     @abstractmethod
-    def stepper(self, oracle, transport):
-        """Return ``direction(point, round_step)``: the noisy gradient of one step."""
+    def stepper(self, oracle, transport, round_steps):
+        """Return ``direction(point, round_step)``: the noisy gradient of one step of
+        the rounds of ``round_steps`` steps."""
 
     @abstractmethod
     def signal_bound(self, n_samples, sample_weight=None):

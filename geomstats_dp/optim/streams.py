@@ -9,6 +9,12 @@ normals are drawn up to ``BLOCK_FLOATS`` values per call (``BufferedNormals``) a
 batches of ``block_steps`` steps at once (without replacement: by rejection of candidates
 with a repeated index, ``DistinctBatches``). A ``SecureGenerator`` (operating-system
 entropy, nothing to replay) serves both streams itself.
+
+DP-RGD and DP-RSVRG draw from the run's generator itself, unsplit (their releases
+predate the split streams): their noise is read through ``shared_stream``, which draws a
+normal ahead only where the strategy has reserved it (the steps of the run or of an
+epoch, before any other draw), so that it too reads blocks, leaving the generator where
+one draw at a time leaves it.
 """
 
 import numpy as np
@@ -47,6 +53,13 @@ def split_streams(rng):
     else:
         batch_rng = noise_rng = rng
     return batch_rng, BufferedNormals(noise_rng, BLOCK_FLOATS)
+
+
+def shared_stream(rng):
+    """The noise stream of a run whose other draws come from ``rng`` too: a
+    ``BufferedNormals`` of ``rng`` that reads ahead only the normals reserved
+    (``BufferedNormals.reserve``), at most ``BLOCK_FLOATS`` per call."""
+    return BufferedNormals(rng, BLOCK_FLOATS, ahead=0)
 
 
 def block_steps(n_samples):

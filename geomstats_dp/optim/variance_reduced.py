@@ -127,7 +127,7 @@ class VarianceReduced(Strategy):
                                         weight_factor(sample_weight, n_samples))
                 + self.clip_norm_full)
 
-    def stepper(self, oracle, transport):
+    def stepper(self, oracle, transport, round_steps):
         """A stateful stepper holding the epoch's snapshot."""
         return _VarianceReducedStepper(self, oracle, transport)
 
@@ -140,6 +140,8 @@ class _VarianceReducedStepper:
         self.oracle = oracle
         self.transport = transport
         self.snapshot = self.full_gradient = self.noisy_full_gradient = self.indices = None
+        self.noise_draws_per_step = (strategy.noise_std_single > 0) + (
+            strategy.snapshot_noise == "step" and strategy.noise_std_full > 0)
         # the stages of the two queries, as ``VarianceReduced.queries`` states them
         self.full_stage = {"label": "full_gradient",
                            "sensitivity": clipped_sum_sensitivity(
@@ -164,6 +166,8 @@ class _VarianceReducedStepper:
         self.indices = np.asarray(
             oracle.batch_rng.integers(0, oracle.n_samples, size=strategy.inner_steps)
         )
+        # the epoch's steps draw their noise before the next epoch's draws
+        oracle.reserve_noise(strategy.inner_steps * self.noise_draws_per_step)
 
     def _transport_from_snapshot(self, anchor, noisy_full_gradient, point, inner_step):
         """T(anchor) and T(g~), with T(anchor) no longer than anchor."""

@@ -1,7 +1,7 @@
 """The batch-one DP-RSGD route (``closed_form_logs``, ``Geodesics.step``, the families'
 ``draw_one``) equals the generic step written with geomstats' own exp and log, to
-rounding, on the sphere and on Euclidean space, for tiny and large steps; on pytorch its
-steps make no numpy round trip."""
+rounding, on the sphere and on Euclidean space, for tiny and large steps; on pytorch the
+steps of DP-RSGD, DP-RGD and DP-RSVRG make no numpy round trip."""
 
 import math
 
@@ -13,7 +13,13 @@ from geomstats.geometry.hyperboloid import Hyperboloid
 from geomstats.geometry.hypersphere import Hypersphere
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp.optim import MiniBatch, SquaredDistanceLoss, minimize
+from geomstats_dp.optim import (
+    FullBatch,
+    MiniBatch,
+    SquaredDistanceLoss,
+    VarianceReduced,
+    minimize,
+)
 from geomstats_dp.optim.closed_form_logs import OneRecordSums
 from geomstats_dp.optim.geodesics import geodesics_for
 from geomstats_dp.privacy.stages import observe_stages
@@ -157,10 +163,21 @@ def test_every_step_of_a_batch_one_run_is_the_generic_step(name):
                                    atol=1e-12)
 
 
+NO_ROUND_TRIP = {  # strategy, (short, long) n_iter: 2,000 more steps, conversions allowed
+    # 126,000 more normals: two refills of 2^16 (and their straddles)
+    "rsgd": (MiniBatch(1, 1.0, 0.05), (100, 2100), 6),
+    "rgd": (FullBatch(1.0, 0.05), (100, 2100), 6),
+    # 40 more epochs: the snapshot's draw and the epoch's reserved block, two per epoch
+    "rsvrg": (VarianceReduced(50, 1.0, 1.0, 0.05, 0.05), (2, 42), 2 * 40 + 6),
+}
+
+
 @pytest.mark.skipif(BACKEND != "pytorch", reason="the pytorch route's conversions")
-def test_pytorch_steps_make_no_numpy_round_trip(monkeypatch):
+@pytest.mark.parametrize("name", sorted(NO_ROUND_TRIP))
+def test_pytorch_steps_make_no_numpy_round_trip(monkeypatch, name):
     """Tensor -> numpy conversions do not grow with the steps; numpy -> tensor ones grow
-    only with the noise buffer's refills (one per refill, 2^16 normals)."""
+    only with the noise buffer's refills (one per refill, up to 2^16 normals; DP-RSVRG:
+    per epoch), for DP-RSGD, DP-RGD and DP-RSVRG."""
     import torch
 
     counts = {"numpy": 0, "from_numpy": 0}
@@ -179,18 +196,19 @@ def test_pytorch_steps_make_no_numpy_round_trip(monkeypatch):
     data = to_backend(rng.standard_normal((50, 64)) * 0.1 + np.eye(64)[0])
     data = data / gs.linalg.norm(data, axis=1)[:, None]
 
-    def conversions(steps):
+    strategy, lengths, allowed = NO_ROUND_TRIP[name]
+
+    def conversions(n_iter):
         counts.update(numpy=0, from_numpy=0)
-        minimize(SquaredDistanceLoss(space), data, MiniBatch(1, 1.0, 0.05), steps, 0.05,
+        minimize(SquaredDistanceLoss(space), data, strategy, n_iter, 0.05,
                  random_state=1, data_checked=True)
         return dict(counts)
 
     monkeypatch.setattr(torch.Tensor, "numpy", counted_numpy)
     monkeypatch.setattr(torch, "from_numpy", counted_from_numpy)
-    short, long = conversions(100), conversions(2100)
+    short, long = (conversions(n_iter) for n_iter in lengths)
     assert long["numpy"] == short["numpy"]
-    # 2,000 more steps draw 126,000 normals: two refills of 2^16 (and their straddles)
-    assert long["from_numpy"] - short["from_numpy"] <= 6
+    assert long["from_numpy"] - short["from_numpy"] <= allowed
 
 
 @pytest.mark.slow

@@ -139,6 +139,20 @@ def test_rejection_only_where_a_candidate_is_accepted_often():
     np.testing.assert_array_equal(draw(1)[0], expected)
 
 
+@pytest.mark.backend_independent
+def test_a_shared_stream_reads_ahead_only_what_is_reserved():
+    """With nothing reserved every draw is the generator's own; a reservation of k
+    normals is drawn at once, and the generator ends where single draws leave it."""
+    shared = BufferedNormals(np.random.default_rng(8), block=100, ahead=0)
+    reference = np.random.default_rng(8)
+    np.testing.assert_array_equal(shared.standard_normal(3), reference.standard_normal(3))
+    assert shared.integers(10**9) == reference.integers(10**9)  # nothing was read ahead
+    shared.reserve(250)
+    served = np.concatenate([shared.standard_normal(5) for _ in range(50)])
+    np.testing.assert_array_equal(served, reference.standard_normal(250))
+    assert shared.random() == reference.random()
+
+
 @pytest.mark.parametrize("block", [4, 1000])
 def test_backend_views_serve_the_generator_sequence(block):
     """``backend_normal`` and ``backend_padded_normal`` (rows behind a zero) read the
@@ -180,3 +194,47 @@ def test_prepared_draws_from_a_buffered_stream_are_those_of_sample(space_name):
             to_numpy(draw(to_backend(point))),
             to_numpy(sampler.sample(to_backend(point), sigma=0.7, random_state=generator)),
             rtol=1e-13, atol=1e-15)
+
+
+class _OneDrawAtATime:
+    """A noise sampler that draws through ``TangentGaussian.sample`` one draw at a time
+    (no ``prepare``, no ``normals_per_draw``: nothing is reserved for it)."""
+
+    def __init__(self, space):
+        from geomstats_dp.distributions import TangentGaussian
+
+        self.sampler = TangentGaussian(space, validate=False)
+
+    def sample(self, base_point, n_samples=1, sigma=1.0, random_state=None):
+        return self.sampler.sample(base_point, n_samples=n_samples, sigma=sigma,
+                                   random_state=random_state)
+
+
+SHARED_GENERATOR = {
+    "rgd": (FullBatch(0.8, 0.3), "random"),
+    "rsvrg": (VarianceReduced(4, 0.8, 0.8, 0.3, 0.2, restarts=1), "random"),
+    "rsvrg_step_noise": (VarianceReduced(3, 0.8, 0.8, 0.3, 0.2, snapshot_noise="step"),
+                         "last"),
+}
+
+
+@pytest.mark.parametrize("strategy_name", sorted(SHARED_GENERATOR))
+@pytest.mark.parametrize("space_name", sorted(MEAN_SPACES))
+def test_reserved_noise_leaves_the_generator_where_single_draws_do(space_name,
+                                                                   strategy_name):
+    """DP-RGD and DP-RSVRG read their noise ahead (``shared_stream``) only as far as they
+    reserve it: the iterates and the generator's state after the run are those of a
+    sampler drawing one draw at a time from the generator."""
+    space = MEAN_SPACES[space_name]()
+    data = cloud(space, 40, radius=1.0, seed=5)
+    strategy, output = SHARED_GENERATOR[strategy_name]
+
+    def run(noise_sampler):
+        rng = np.random.default_rng(11)
+        result = minimize(SquaredDistanceLoss(space), data, strategy, 30, 0.2, output=output,
+                          random_state=rng, noise_sampler=noise_sampler, keep_iterates=True)
+        return to_numpy(result.iterates), rng.random(3)
+
+    (reserved, after), (single, after_single) = run(None), run(_OneDrawAtATime(space))
+    np.testing.assert_allclose(reserved, single, rtol=1e-12, atol=1e-13)
+    np.testing.assert_array_equal(after, after_single)
