@@ -60,7 +60,8 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     user_blocks,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
-from geomstats_dp.privacy import GaussianEvent, PureEvent
+from geomstats_dp.learning.mechanisms.rating_scale import tightened
+from geomstats_dp.privacy import PureEvent
 from geomstats_dp.privacy.quantile import exponential_mechanism
 from geomstats_dp.privacy.stages import discrete_stage, noisy_stage
 
@@ -232,12 +233,12 @@ class RankChoiceRelease(Mechanism):
         return f"{self.als.label} rank choice: {part}"
 
     def events(self):
-        z, sensitivity = self.als.noise_multiplier, self.means_sensitivity
+        # with a private scale, h (and the sensitivities 2h, B) follow its release
+        public = self.als.scale is None
         return self.als.events() + (
-            GaussianEvent.from_noise(z * sensitivity, sensitivity,
-                                     label=self._label("item means")),
-            PureEvent(self.selection_epsilon, sensitivity=self.error_clip,
-                      label=self._label("choice")),
+            self.als.gaussian_event(self.means_sensitivity, self._label("item means")),
+            PureEvent(self.selection_epsilon, label=self._label("choice"),
+                      sensitivity=self.error_clip if public else None),
         )
 
     def release(self, data, weights, rng):
@@ -248,6 +249,15 @@ class RankChoiceRelease(Mechanism):
                              f"users, got {len(data)}")
         transform = functools.partial(usable_ratings, rating_range=self.als.rating_range,
                                       offset=self.als.offset)
+        # the private scale first (if any): h, C and the sensitivities below follow it
+        spec = dataclasses.replace(
+            self, als=tightened(self.als, user_blocks(data, transform), rng))
+        return {**spec.release_choice(data, rng, transform),
+                "clip_norm_": self.als.clip_norm}  # the public bound
+
+    def release_choice(self, data, rng, transform):
+        """The release on ``data`` (``transform`` centres a block of rows) with a public
+        h and C."""
         half_width = self.als.half_width
         means = noisy_item_means(
             data, half_width, self.als.noise_multiplier * self.means_sensitivity, rng,
