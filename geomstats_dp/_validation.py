@@ -5,7 +5,7 @@ and mechanisms, and the declarative constraints of the estimators' parameters
 (scikit-learn's ``_parameter_constraints``, checked by ``self._validate_params()`` at the
 start of ``fit``; its ``InvalidParameterError`` is a ValueError and a TypeError naming the
 parameter). The constraints this package adds are below: ``PositiveFinite``,
-``PositiveInt``, ``HasMetric``, ``IsBudget``, ``RandomStates``, and the lists
+``PositiveInt``, ``HasMetric``, ``IsBudget``, ``RandomStates``, ``RatingRange``, and the lists
 ``CLIP_NORM``, ``PROBABILITY``, ``BUDGET``, ``RANDOM_STATE`` to use as entries.
 """
 
@@ -139,6 +139,19 @@ class RandomStates(_Constraint):
 
     def __str__(self):
         return "an int >= 0 or a numpy.random.Generator"
+
+
+class RatingRange(_Constraint):
+    """A public (low, high): two finite real numbers (not bools) with low < high."""
+
+    def is_satisfied_by(self, val):
+        bounds = np.asarray(val, dtype=object)
+        return bounds.shape == (2,) and all(
+            isinstance(b, (int, float, np.number)) and not isinstance(b, bool)
+            and np.isfinite(b) for b in bounds) and bounds[0] < bounds[1]
+
+    def __str__(self):
+        return "(low, high), two finite numbers with low < high"
 
 
 PROBABILITY = [Interval(numbers.Real, 0, 1, closed="neither")]

@@ -75,3 +75,18 @@ def centred_ratings(ratings, rating_range, offset):
     if rating_range is not None:
         ratings = np.clip(ratings, *(float(bound) for bound in rating_range))
     return ratings - offset
+
+
+def rmse(predicted, ratings):
+    """Root mean squared error over the observed (finite) entries of ``ratings``.
+
+    Parameters
+    ----------
+    predicted, ratings : numpy.ndarray, shape=[n_users, n_items]
+
+    Returns
+    -------
+    rmse : float
+    """
+    observed = ~np.isnan(ratings)
+    return float(np.sqrt(np.mean((predicted[observed] - ratings[observed]) ** 2)))

@@ -20,7 +20,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from geomstats_dp._backend import to_backend, to_numpy
-from geomstats_dp._validation import PositiveFinite, PositiveInt, _Constraint
+from geomstats_dp._validation import (
+    PROBABILITY,
+    PositiveFinite,
+    PositiveInt,
+    RatingRange,
+)
 from geomstats_dp.distributions.grassmann_bases import GrassmannBases
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._completion_loss import MatrixCompletionLoss, check_ratings
@@ -36,33 +41,23 @@ from geomstats_dp.learning._local_completion import (
     centred_ratings,
     complete_rows,
     fit_users,
+    rmse,
 )
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
     default_n_iter,
 )
+from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.learning.mechanisms.rank_choice import informed_choice, rank_choice
 
 __all__ = ["MatrixCompletionLoss", "PrivateMatrixCompletion", "rmse"]
 
 MC_FITTED = GRADIENT_FITTED + ("components_", "item_factors_", "item_offsets_",
-                               "regularization_", "rank_", "n_features_in_")
+                               "regularization_", "rank_", "n_features_in_",
+                               "rating_scale_")
 ALS_METHODS = ("auto", "select", "als")
 GRADIENT_REGULARIZATION = 1e-3
-
-
-class RatingRange(_Constraint):
-    """A public (low, high): two finite real numbers (not bools) with low < high."""
-
-    def is_satisfied_by(self, val):
-        bounds = np.asarray(val, dtype=object)
-        return bounds.shape == (2,) and all(
-            isinstance(b, (int, float, np.number)) and not isinstance(b, bool)
-            and np.isfinite(b) for b in bounds) and bounds[0] < bounds[1]
-
-    def __str__(self):
-        return "(low, high), two finite numbers with low < high"
 
 
 def start_basis(n_items, rank):
@@ -107,7 +102,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
       ``clip_norm`` C, so one alternation has L2 sensitivity 2C. The n_iter + 1 releases
       compose exactly as Gaussian DP (``privacy.calibrate_gaussian``; details in
       ``learning.mechanisms.alternating_least_squares``). User factors are never
-      released.
+      released. Without ``rating_range``, a private quantile of the users' largest
+      rating first tightens a loose C (``clip_quantile``, a ``PureEvent``).
     - ``method="rsgd"``, ``"rgd"``, ``"rsvrg"``: the per-user loss of
       ``learning._completion_loss`` minimised on the Grassmannian
       (``mechanisms.GradientRelease``); each user's Riemannian gradient is clipped to C
@@ -131,7 +127,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         (the largest distance of the range's ends from ``offset``): sqrt(3/8) h^2, the
         norm for a user whose factor and residuals are h / 2 (2.45 for ratings 1 to 5);
         without ``rating_range`` it must be given, and stands for h = (C / sqrt(3/8))^(1/2)
-        (the scale of the offsets' coordinate h / 2). With the gradient methods: the bound on the per-user gradient norms
+        (the scale of the offsets' coordinate h / 2), which ``clip_quantile`` tightens.
+        With the gradient methods: the bound on the per-user gradient norms
         2 |r_u| |v_u| (None: inferred from the data with a PrivacyLeakWarning, not
         private). Larger contributions are scaled down (biased, still private).
     method : {"auto", "select", "als", "rsgd", "rgd", "rsvrg"}
@@ -176,6 +173,14 @@ class PrivateMatrixCompletion(PrivateEstimator):
     verbose : bool
         Gradient methods: show a progress bar. Every method starts from a fixed random
         orthonormal basis (seed 0), data-independent.
+    clip_quantile : float or None
+        ALS methods without ``rating_range``: q in (0, 1); a private q-quantile of the
+        users' largest |rating - offset| tightens h and C to min(h, quantile) and
+        sqrt(3/8) h^2 first (``mechanisms.rating_scale``), spending
+        ``clip_budget_fraction`` of epsilon. None: C as given. Unused with a
+        ``rating_range`` (the public scale) and with the gradient methods.
+    clip_budget_fraction : float
+        In (0, 1): the share of epsilon of the ``clip_quantile`` release.
 
     Attributes
     ----------
@@ -209,7 +214,11 @@ class PrivateMatrixCompletion(PrivateEstimator):
     n_iter_ : int
         Alternations ("als", "select") or manifold steps.
     clip_norm_ : float
-        The clip norm used.
+        The public clip norm (the ALS methods clip at min(C, sqrt(3/8) h^2) with
+        h = ``rating_scale_``).
+    rating_scale_ : float or None
+        ALS methods: h, the half-width of the centred ratings used (the private
+        ``clip_quantile`` release where it ran, else public); None for the others.
     n_gradient_evaluations_, noise_ratio_
         Gradient methods only, as in ``PrivateERM``.
     """
@@ -226,6 +235,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         "rating_range": [RatingRange(), None],
         "regularization": [PositiveFinite(), None],
         "offset": [Interval(Real, -np.inf, np.inf, closed="neither"), None],
+        "clip_quantile": [*PROBABILITY, None],
+        "clip_budget_fraction": PROBABILITY,
     }
 
     def __init__(self, rank=3, epsilon=1.0, delta=1e-5, clip_norm=None, method="auto",
@@ -233,7 +244,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
                  step_size=None, batch_size=None, inner_steps=None,
                  sampling="without_replacement", dataset_size=None, output=None,
                  noise_method="transport", budget=None, random_state=None, secure=False,
-                 verbose=False):
+                 verbose=False, clip_quantile=0.5, clip_budget_fraction=0.05):
         self.rank = rank
         self.epsilon = epsilon
         self.delta = delta
@@ -254,6 +265,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         self.random_state = random_state
         self.secure = secure
         self.verbose = verbose
+        self.clip_quantile = clip_quantile
+        self.clip_budget_fraction = clip_budget_fraction
         self._remember_budget()
 
     def fit(self, X, y=None):
@@ -294,6 +307,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
         fitted.setdefault("item_offsets_", np.zeros(len(basis)))
         fitted.setdefault("regularization_", self._regularization())
         fitted.setdefault("rank_", basis.shape[1])
+        fitted.setdefault("rating_scale_", None)
         fitted["n_features_in_"] = len(basis)
         return fitted
 
@@ -324,11 +338,16 @@ class PrivateMatrixCompletion(PrivateEstimator):
         check_ratings(self._check_input(X))
 
     def _als_mechanism(self, n_users):
-        """The DP-ALS spec of this fit (public quantities only)."""
+        """The DP-ALS spec of this fit (public quantities only): the private scale where
+        no public range gives it, then T + 1 Gaussian releases on the rest of epsilon."""
+        scale = None
+        if self.rating_range is None and self.clip_quantile is not None:
+            scale = AutoClip(self.clip_quantile, self.clip_budget_fraction * self.epsilon)
+        epsilon = self.epsilon - (scale.epsilon if scale else 0.0)
         return AlternatingLeastSquaresRelease(
-            n_samples=n_users, rank=self.rank, epsilon=self.epsilon, delta=self.delta,
-            clip_norm=self._als_clip_norm(),
-            n_iter=self.n_iter or default_n_iter(self.epsilon, self.delta),
+            n_samples=n_users, rank=self.rank, epsilon=epsilon, delta=self.delta,
+            clip_norm=self._als_clip_norm(), scale=scale,
+            n_iter=self.n_iter or default_n_iter(epsilon, self.delta),
             regularization=self.regularization, half_width=self._half_width(),
             rating_range=self.rating_range, offset=self._offset(),
             label=type(self).__name__)
@@ -428,17 +447,3 @@ class PrivateMatrixCompletion(PrivateEstimator):
             return completed
         return np.clip(completed, *(float(bound) for bound in self.rating_range))
 
-
-def rmse(predicted, ratings):
-    """Root mean squared error over the observed (finite) entries of ``ratings``.
-
-    Parameters
-    ----------
-    predicted, ratings : numpy.ndarray, shape=[n_users, n_items]
-
-    Returns
-    -------
-    rmse : float
-    """
-    observed = ~np.isnan(ratings)
-    return float(np.sqrt(np.mean((predicted[observed] - ratings[observed]) ** 2)))

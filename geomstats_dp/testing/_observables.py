@@ -20,7 +20,7 @@ RELEASED = frozenset({
     "explained_variance_ratio_", "item_factors_", "item_offsets_", "labels_",
     "base_point_", "history_", "best_index_", "best_params_", "best_score_",
     "best_estimator_", "cv_results_", "score_", "cluster_centers_", "cluster_sizes_",
-    "centroids_", "coef_", "intercept_", "noise_variance_",
+    "centroids_", "coef_", "intercept_", "noise_variance_", "rating_scale_",
 })
 
 

@@ -258,7 +258,7 @@ def test_als_noise_drawn_is_the_calibrated_noise(monkeypatch):
     ratings, _, _ = _planted(seed=1)
     clip, n_iter, epsilon, delta = 3.0, 4, 1.0, 1e-5
     est = PrivateMatrixCompletion(RANK, epsilon=epsilon, delta=delta, clip_norm=clip, method="als",
-                                  n_iter=n_iter, random_state=0).fit(ratings)
+                                  n_iter=n_iter, clip_quantile=None, random_state=0).fit(ratings)
     z = calibrate_gaussian(epsilon, delta, n_iter + 1)
     start, statistics = est.events_
     assert start.sensitivity == pytest.approx(np.sqrt(2) * clip)
@@ -316,14 +316,14 @@ def test_als_non_finite_users_contribute_nothing_and_empty_input_releases_noise(
     infinite, empty_row = ratings.copy(), ratings.copy()
     infinite[3, 2] = np.inf
     empty_row[3] = np.nan
-    fits = [PrivateMatrixCompletion(RANK, clip_norm=2.0, method="als", random_state=5).fit(data)
-            for data in (infinite, empty_row)]
+    fits = [PrivateMatrixCompletion(RANK, clip_norm=2.0, method="als", clip_quantile=None,
+                                    random_state=5).fit(data) for data in (infinite, empty_row)]
     np.testing.assert_array_equal(fits[0].item_factors_, fits[1].item_factors_)
     np.testing.assert_array_equal(fits[0].item_offsets_, fits[1].item_offsets_)
     # no rating at all: a valid dataset, the release is the noise alone
     budget = PrivacyBudget(1.0, 1e-5)
     est = PrivateMatrixCompletion(RANK, clip_norm=2.0, method="als", n_iter=1, budget=budget,
-                                  random_state=6)
+                                  clip_quantile=None, random_state=6)
     est.fit(np.full((50, N_ITEMS), np.nan))
     assert budget.spent_epsilon == pytest.approx(1.0, rel=1e-6)
     assert np.all(np.isfinite(est.item_factors_))

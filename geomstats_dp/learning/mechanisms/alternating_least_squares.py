@@ -47,7 +47,8 @@ clipped to C by s_u, of sensitivity sqrt(2) C (|P - P'|_F^2 <= |P|_F^2 + |P'|_F^
 positive semi-definite P, P'). The T + 1 releases share one noise multiplier z and
 compose exactly (Gaussian DP: z = sqrt(T + 1) / mu; two ``GaussianEvent``), calibrated by
 ``privacy.calibrate_gaussian``. Users whose statistics are not finite (an infinite or
-overflowing rating) contribute zero.
+overflowing rating) contribute zero. With ``scale``, a private quantile first tightens h
+and C (``rating_scale``: one more ``PureEvent``).
 """
 
 import functools
@@ -57,8 +58,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from geomstats_dp.learning._item_solve import scaled_basis, solve_items
 from geomstats_dp.learning._local_completion import centred_ratings, fit_users
 from geomstats_dp.learning.mechanisms.base import Mechanism
+from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
+from geomstats_dp.learning.mechanisms.rating_scale import scale_event, tightened
 from geomstats_dp.optim.clipping import clipped_sum_sensitivity
 from geomstats_dp.privacy import GaussianEvent, calibrate_gaussian
 from geomstats_dp.privacy.stages import noisy_stage
@@ -69,8 +73,6 @@ RIDGE = 1.0  # the users' ridge where the noise is not negligible: one rating's 
 RIDGE_FLOOR = 1e-8  # keeps a user's normal equations solvable without noise
 THRESHOLD_FACTOR = 1.0  # eigenvalue threshold sigma sqrt(2 (r + 1)): the noise's norm
 SHRINKAGE_FACTOR = 1.0
-SHRINKAGE_FLOOR = 1e-24
-SPAN_TOLERANCE = 1e-10
 BLOCK_BYTES = 4 * 2**20  # the users' rows read at a time: no temporary of every user
 
 
@@ -99,16 +101,6 @@ def default_regularization(noise_multiplier):
 def gaussian_noise(rng, std, shape):
     """N(0, std^2) draws of ``shape``: every noise draw of the release goes through here."""
     return std * rng.standard_normal(shape)
-
-
-def scaled_basis(factors):
-    """sqrt(n_items) times an orthonormal basis of the span of ``factors`` [n_items, r].
-
-    Directions ``factors`` do not span (all of them for zero factors) are zero columns.
-    """
-    left, singular, _ = np.linalg.svd(factors, full_matrices=False)
-    spanned = singular > SPAN_TOLERANCE * max(singular.max(initial=0.0), 1e-300)
-    return math.sqrt(factors.shape[0]) * left * spanned
 
 
 def frobenius_norm(array):
@@ -153,7 +145,9 @@ def second_moment(ratings, clip_norm):
     centred = np.where(observed, ratings - means[:, None], 0.0)
     norms = np.sum(centred**2, axis=1) / counts
     valid = np.isfinite(norms)
-    scale = np.where(valid, np.minimum(1.0, clip_norm / np.where(valid, norms, 1.0)), 0.0)
+    # a zero norm (a user's ratings all equal) divides by 1: the term is zero anyway
+    safe = np.where(valid & (norms > 0), norms, 1.0)
+    scale = np.where(valid, np.minimum(1.0, clip_norm / safe), 0.0)
     centred[~valid] = 0.0
     return (centred * (scale / counts)[:, None]).T @ centred
 
@@ -300,25 +294,6 @@ def noisy_item_statistics(grams, moments, noise_std, rng, **stage):
             released[split:].reshape(n_items, width))
 
 
-def solve_items(grams, moments, threshold, shrinkage):
-    """Shrunk solutions of the noisy normal equations G_j (b_j, f_j) = m_j.
-
-    The eigenvalues e of G_j are soft-thresholded, e' = max(e - threshold, 0) (the noise's
-    spectral norm), and the solution is sum_k e'_k / (e'_k^2 + shrinkage^2) q_k q_k^T m_j:
-    the posterior mean under noise of std ``shrinkage`` on m_j and a unit prior on the
-    coefficients; 1 / e'_k where e'_k >> shrinkage, 0 where e'_k = 0.
-
-    Returns
-    -------
-    coefficients : numpy.ndarray, shape=[n_items, r + 1]
-    """
-    eigenvalues, eigenvectors = np.linalg.eigh(grams)
-    gain = np.maximum(eigenvalues - threshold, 0.0) / (
-        eigenvalues**2 + shrinkage**2 + SHRINKAGE_FLOOR)
-    coordinates = np.einsum("jik,ji->jk", eigenvectors, moments) * gain
-    return np.einsum("jik,jk->ji", eigenvectors, coordinates)
-
-
 @dataclass(frozen=True)
 class AlternatingLeastSquaresRelease(Mechanism):
     """DP alternating least squares: noisy item statistics, local user fits (module doc).
@@ -350,6 +325,10 @@ class AlternatingLeastSquaresRelease(Mechanism):
         Gaussian releases of a composite mechanism (``rank_choice``) that share the noise
         multiplier: (epsilon, delta) then covers the T + 1 + ``shared_releases`` of them
         (their events are the composite's).
+    scale : AutoClip or None
+        A private quantile of the users' largest |centred rating| that tightens h and C
+        first (``rating_scale``; its epsilon on top of ``epsilon``); None: h and C as
+        given.
     """
 
     adjacency: ClassVar[str] = "user_level"
@@ -366,6 +345,7 @@ class AlternatingLeastSquaresRelease(Mechanism):
     offset: float = 0.0
     label: str = "PrivateMatrixCompletion"
     shared_releases: int = 0
+    scale: AutoClip | None = None
 
     @functools.cached_property
     def noise_multiplier(self):
@@ -394,15 +374,23 @@ class AlternatingLeastSquaresRelease(Mechanism):
     def _label(self, part):
         return f"{self.label} DP-ALS: {part}"
 
+    @property
+    def scale_label(self):
+        return self._label("rating scale")
+
+    def gaussian_event(self, sensitivity, label, n_steps=1):
+        """A Gaussian release at z; its sensitivity stated where the scale is public."""
+        if self.scale is not None:  # the sensitivity follows the released scale
+            return GaussianEvent(self.noise_multiplier, n_steps=n_steps, label=label)
+        return GaussianEvent.from_noise(self.noise_multiplier * sensitivity, sensitivity,
+                                        n_steps=n_steps, label=label)
+
     def events(self):
-        z = self.noise_multiplier
-        return (
-            GaussianEvent.from_noise(z * self.start_sensitivity, self.start_sensitivity,
-                                     label=self._label("spectral start")),
-            GaussianEvent.from_noise(z * self.sensitivity, self.sensitivity,
-                                     n_steps=self.n_iter,
-                                     label=self._label("item statistics")),
-        )
+        scale = () if self.scale is None else (scale_event(self),)
+        return scale + (
+            self.gaussian_event(self.start_sensitivity, self._label("spectral start")),
+            self.gaussian_event(self.sensitivity, self._label("item statistics"),
+                                self.n_iter))
 
     def release(self, data, weights, rng):
         if weights is not None:
@@ -415,7 +403,11 @@ class AlternatingLeastSquaresRelease(Mechanism):
 
     def release_blocks(self, ratings, rng, transform):
         """The release on ``ratings`` that ``transform`` clips and centres, a block of
-        users at a time (``user_blocks``)."""
+        users at a time (``user_blocks``), after the private scale if any."""
+        if self.scale is not None:  # clip_norm_ stays the public bound
+            spec = tightened(self, user_blocks(ratings, transform), rng)
+            return {**spec.release_blocks(ratings, rng, transform),
+                    "clip_norm_": self.clip_norm}
         noise_std = self.noise_multiplier * self.sensitivity
         threshold = THRESHOLD_FACTOR * noise_std * math.sqrt(2 * (self.rank + 1))
         shrinkage = SHRINKAGE_FACTOR * noise_std
@@ -449,5 +441,6 @@ class AlternatingLeastSquaresRelease(Mechanism):
                                    "item statistics": self.noise_multiplier},
             "n_iter_": self.n_iter,
             "clip_norm_": self.clip_norm,
+            "rating_scale_": self.half_width,
             "regularization_": self.ridge,
         }

@@ -60,13 +60,14 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     user_blocks,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
-from geomstats_dp.privacy import GaussianEvent, PureEvent
+from geomstats_dp.learning.mechanisms.rating_scale import tightened
+from geomstats_dp.privacy import PureEvent
 from geomstats_dp.privacy.quantile import exponential_mechanism
 from geomstats_dp.privacy.stages import discrete_stage, noisy_stage
 
 SELECTION_SHARE = 0.1  # of epsilon, spent on the choice
 HOLDOUT_PERIOD = 5
-RIDGES = (1.0, 10.0)  # the users' ridges offered besides the release's own
+RIDGES = (0.1, 1.0, 10.0)  # the users' ridges offered besides the release's own
 ERROR_CLIP = 0.25  # B = ERROR_CLIP h^2: one user's error, an error of h / 2 per rating
 RELIABLE_COUNT = 3.0  # noise standard deviations a noisy count must exceed
 INFORMED_CHOICE = 100.0  # selection epsilon x users from which the choice is informed
@@ -79,7 +80,8 @@ def informed_choice(n_users, epsilon, selection_share=SELECTION_SHARE):
     held-out errors differ by 2B / epsilon_s, a mean difference per user of
     2B / (epsilon_s n): at most 2% of the error clip B here. Below, the choice is close
     to a draw at random, and DP-ALS alone (``method="auto"``'s other branch) spends the
-    whole budget on one candidate. A rule on public quantities (n, epsilon).
+    whole budget on one candidate. Checked on synthetic matrices (``benchmarks/
+    matrix_completion_defaults.py``). A rule on public quantities (n, epsilon).
     """
     return selection_share * epsilon * n_users >= INFORMED_CHOICE
 
@@ -210,6 +212,8 @@ class RankChoiceRelease(Mechanism):
         The epsilon of the choice.
     holdout_period : int
         >= 2: user u holds out the items j with (u + j) % holdout_period == 0.
+    ridges : tuple of float
+        The users' ridges offered with DP-ALS besides the release's own.
     """
 
     adjacency: ClassVar[str] = "user_level"
@@ -217,6 +221,7 @@ class RankChoiceRelease(Mechanism):
     als: AlternatingLeastSquaresRelease
     selection_epsilon: float
     holdout_period: int = HOLDOUT_PERIOD
+    ridges: tuple = RIDGES
 
     @property
     def means_sensitivity(self):
@@ -232,12 +237,12 @@ class RankChoiceRelease(Mechanism):
         return f"{self.als.label} rank choice: {part}"
 
     def events(self):
-        z, sensitivity = self.als.noise_multiplier, self.means_sensitivity
+        # with a private scale, h (and the sensitivities 2h, B) follow its release
+        public = self.als.scale is None
         return self.als.events() + (
-            GaussianEvent.from_noise(z * sensitivity, sensitivity,
-                                     label=self._label("item means")),
-            PureEvent(self.selection_epsilon, sensitivity=self.error_clip,
-                      label=self._label("choice")),
+            self.als.gaussian_event(self.means_sensitivity, self._label("item means")),
+            PureEvent(self.selection_epsilon, label=self._label("choice"),
+                      sensitivity=self.error_clip if public else None),
         )
 
     def release(self, data, weights, rng):
@@ -248,12 +253,21 @@ class RankChoiceRelease(Mechanism):
                              f"users, got {len(data)}")
         transform = functools.partial(usable_ratings, rating_range=self.als.rating_range,
                                       offset=self.als.offset)
+        # the private scale first (if any): h, C and the sensitivities below follow it
+        spec = dataclasses.replace(
+            self, als=tightened(self.als, user_blocks(data, transform), rng))
+        return {**spec.release_choice(data, rng, transform),
+                "clip_norm_": self.als.clip_norm}  # the public bound
+
+    def release_choice(self, data, rng, transform):
+        """The release on ``data`` (``transform`` centres a block of rows) with a public
+        h and C."""
         half_width = self.als.half_width
         means = noisy_item_means(
             data, half_width, self.als.noise_multiplier * self.means_sensitivity, rng,
             transform, label=self._label("item means"), sensitivity=self.means_sensitivity)
         fitted = self.als.release_blocks(data, rng, transform)
-        ridges = (fitted["regularization_"], *RIDGES)
+        ridges = (fitted["regularization_"], *self.ridges)
         candidates = [lambda kept: means] + [functools.partial(
             complete_rows, fitted["item_offsets_"], fitted["item_factors_"],
             regularization=ridge) for ridge in ridges]
