@@ -4,6 +4,8 @@ import sys
 
 import numpy as np
 import pytest
+from geomstats.geometry.hyperboloid import Hyperboloid
+from geomstats.geometry.hypersphere import Hypersphere
 from geomstats.geometry.scalar_product_metric import ScalarProductMetric
 from geomstats.geometry.spd_matrices import SPDLogEuclideanMetric, SPDMatrices
 
@@ -36,11 +38,18 @@ STRATEGIES = {
 N_STEPS = 150  # several blocks: MAX_BLOCK_STEPS = 64
 
 
-def spd2(scale=1.0):
-    space = SPDMatrices(2)
+def spd2(scale=1.0, size=2):
+    space = SPDMatrices(size)
     if scale != 1.0:
         space.equip_with_metric(ScalarProductMetric(space, scale))
     return space
+
+
+SPACES = {  # one space per kernel
+    "spd2": spd2,
+    "spd": lambda: spd2(size=3),
+    "sphere": lambda: Hypersphere(20),
+}
 
 
 def records(space, n_samples=200, seed=0):
@@ -73,22 +82,31 @@ def assert_same_run(compiled, python):
 
 @pytest.fixture
 def kernel_calls(monkeypatch):
-    """Counts the calls of the compiled kernel (proof that a run took the route)."""
-    kernel, calls = compiled_blocks.compiled_kernel(), []
+    """Counts the steps run by the compiled kernels, one entry per call (proof that a
+    run took the route)."""
+    kernels, calls = {kind: compiled_blocks.compiled_kernel(kind)  # loaded: runs of any
+                      for kind in compiled_blocks.KINDS}, []        # length take the route
 
-    def counted(*args):
-        calls.append(len(args[6]))
-        return kernel(*args)
+    def counting(kind="spd2"):
+        kernel = kernels[kind]
 
-    monkeypatch.setattr(compiled_blocks, "compiled_kernel", lambda: counted)
+        def counted(*args):
+            calls.append(len(args[6]))
+            return kernel(*args)
+
+        return counted
+
+    monkeypatch.setattr(compiled_blocks, "compiled_kernel", counting)
     return calls
 
 
 @pytest.mark.parametrize("output", OUTPUTS)
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
-@pytest.mark.parametrize("weighted", [False, True])
-def test_kernel_gives_the_python_loops_run(monkeypatch, kernel_calls, name, output, weighted):
-    space = spd2()
+@pytest.mark.parametrize(("kind", "weighted"), [
+    ("spd2", False), ("spd2", True), ("spd", False), ("sphere", True)])
+def test_kernel_gives_the_python_loops_run(monkeypatch, kernel_calls, kind, name, output,
+                                           weighted):
+    space = SPACES[kind]()
     data = records(space)
     weights = np.random.default_rng(1).uniform(0.2, 1.0, len(data)) if weighted else None
     for seed in (shifted(2), shifted(3)):
@@ -98,11 +116,12 @@ def test_kernel_gives_the_python_loops_run(monkeypatch, kernel_calls, name, outp
     assert sum(kernel_calls) == 2 * N_STEPS and len(kernel_calls) >= 2 * 3  # blocks
 
 
-def test_scaled_metric_bound_and_iterates(monkeypatch, kernel_calls):
+@pytest.mark.parametrize("space", [spd2(scale=4.0), spd2(scale=4.0, size=4),
+                                   Hypersphere(5)], ids=["spd2", "spd4", "sphere"])
+def test_scaled_metric_bound_and_iterates(monkeypatch, kernel_calls, space):
     """ScalarProductMetric (norms sqrt(scale) times, noise 1/sqrt(scale)), the
     projection of ``direction_bound`` (active: B below the clipped gradient's norm) and
     the kept iterates."""
-    space = spd2(scale=4.0)
     data = records(space)
     for name in ("rgd", "rsgd_poisson"):
         compiled, python = run_both(
@@ -112,8 +131,9 @@ def test_scaled_metric_bound_and_iterates(monkeypatch, kernel_calls):
     assert kernel_calls
 
 
-def test_noiseless_run_draws_nothing(monkeypatch, kernel_calls):
-    space = spd2()
+@pytest.mark.parametrize("kind", sorted(SPACES))
+def test_noiseless_run_draws_nothing(monkeypatch, kernel_calls, kind):
+    space = SPACES[kind]()
     compiled, python = run_both(monkeypatch, space, records(space), FullBatch(1.0, 0.0), 0,
                                 output="average", n_iter=20)
     assert_same_run(compiled, python)
@@ -128,15 +148,16 @@ def test_one_compiled_kernel_serves_every_run(monkeypatch, kernel_calls):
     compiled, python = run_both(monkeypatch, space, data, MiniBatch(5, 1, 0.1), 6,
                                 n_iter=10, direction_bound=1)
     assert_same_run(compiled, python)
-    assert len(compiled_blocks._KERNEL[0].signatures) == 1 and kernel_calls == [10]
+    assert len(compiled_blocks._KERNELS["spd2"].signatures) == 1 and kernel_calls == [10]
 
 
-def test_records_of_non_finite_norm_add_nothing(monkeypatch, kernel_calls):
+@pytest.mark.parametrize("size", [2, 3])
+def test_records_of_non_finite_norm_add_nothing(monkeypatch, kernel_calls, size):
     """A record that is not positive definite (passed with data_checked=True) has a
     NaN or infinite log norm: clipped to zero in both routes, counted as evaluated."""
-    space = spd2()
+    space = spd2(size=size)
     data = records(space, 30)
-    data[3] = [[1.0, 2.0], [2.0, 1.0]]  # eigenvalues -1 and 3: log NaN
+    data[3] = np.eye(size) + 2 * np.eye(size)[::-1]  # an eigenvalue -1: log NaN
     data[7] = 0.0  # whitened exactly 0: log 0 = -inf
     for name in ("rgd", "rsgd"):
         with np.errstate(all="ignore"):  # the Python loop's logs warn
@@ -147,16 +168,17 @@ def test_records_of_non_finite_norm_add_nothing(monkeypatch, kernel_calls):
     assert kernel_calls
 
 
+@pytest.mark.parametrize("size", [2, 3])
 @pytest.mark.parametrize(("diagonal", "error"), [
     (np.exp(2.0), ValueError),  # the next point overflows: not finite
     (np.exp(-2.0), np.linalg.LinAlgError),  # the next point underflows to 0: no Cholesky
 ])
 def test_a_point_the_sampler_rejects_raises_its_error(monkeypatch, kernel_calls, diagonal,
-                                                      error):
+                                                      error, size):
     """Step 1 from I along -Log_I(X) = -log(diagonal) I (unclipped) with a step of 400
     leaves the representable cone; the sampler rejects the next point, in both routes."""
-    space = spd2()
-    data = np.tile(diagonal * np.eye(2), (5, 1, 1))
+    space = spd2(size=size)
+    data = np.tile(diagonal * np.eye(size), (5, 1, 1))
     messages = []
     for enabled in (True, False):
         monkeypatch.setattr(compiled_blocks, "ENABLED", enabled)
@@ -168,10 +190,11 @@ def test_a_point_the_sampler_rejects_raises_its_error(monkeypatch, kernel_calls,
     assert kernel_calls == [3]
 
 
-def test_private_frechet_mean_takes_the_kernel(monkeypatch, kernel_calls):
+@pytest.mark.parametrize("kind", sorted(SPACES))
+def test_private_frechet_mean_takes_the_kernel(monkeypatch, kernel_calls, kind):
     """The estimator's run (its TangentGaussian, no callback unless verbose) is compiled,
     with the Python loop's release."""
-    space = spd2()
+    space = SPACES[kind]()
     data = records(space, 300)
     estimates = []
     for enabled in (True, False):
@@ -183,13 +206,16 @@ def test_private_frechet_mean_takes_the_kernel(monkeypatch, kernel_calls):
     assert sum(kernel_calls) == estimator.n_iter_
 
 
-def test_neighbouring_datasets_draw_identically_through_the_kernel(kernel_calls):
-    """Replacing one record (here by one of non-finite norm) changes neither the draws
-    (a SecureGenerator that records them serves the run unchanged) nor the counts."""
-    space = spd2()
+@pytest.mark.parametrize("kind", sorted(SPACES))
+def test_neighbouring_datasets_draw_identically_through_the_kernel(kernel_calls, kind):
+    """Replacing one record (on SPD by one of non-finite norm, on the sphere by its
+    antipode) changes neither the draws (a SecureGenerator that records them serves the
+    run unchanged) nor the counts."""
+    space = SPACES[kind]()
     data = records(space, 40)
     neighbour = data.copy()
-    neighbour[5] = [[1.0, 2.0], [2.0, 1.0]]
+    size = data.shape[-1]
+    neighbour[5] = -data[5] if kind == "sphere" else np.eye(size) + 2 * np.eye(size)[::-1]
     runs = []
     for values in (data, neighbour):
         for strategy in (STRATEGIES["rgd"], STRATEGIES["rsgd"], STRATEGIES["rsgd_poisson"]):
@@ -254,20 +280,31 @@ def test_the_route_is_taken_where_it_applies():
         assert compiled_blocks.compiled_block_runner(**qualifying_call(strategy=strategy))
     scaled = qualifying_call(loss=SquaredDistanceLoss(space), noise_sampler=None)
     assert compiled_blocks.compiled_block_runner(**scaled).scale == 2.0
+    for kind, make in SPACES.items():
+        other = make()
+        runner = compiled_blocks.compiled_block_runner(**qualifying_call(
+            loss=SquaredDistanceLoss(other), data=records(other, 5),
+            noise_sampler=TangentGaussian(other, validate=False)))
+        assert runner.kind == kind
 
 
 @pytest.mark.parametrize("case", [
-    "loss_subclass", "spd3", "log_euclidean", "variance_reduced", "retraction", "callback",
+    "loss_subclass", "log_euclidean", "variance_reduced", "retraction", "callback",
     "validating_sampler", "gram_schmidt_sampler", "other_sampler", "scale_mismatch",
-    "not_numpy_data",
+    "not_numpy_data", "shape_mismatch", "scaled_sphere", "hyperboloid",
 ])
 def test_the_route_falls_back_where_it_does_not_apply(case):
     spd3, log_euclidean = SPDMatrices(3), SPDMatrices(2)
     log_euclidean.equip_with_metric(SPDLogEuclideanMetric)
+    sphere, hyperboloid = Hypersphere(3), Hyperboloid(3)
+    sphere.equip_with_metric(ScalarProductMetric(sphere, 2.0))
     changes = {
         "loss_subclass": {"loss": CountingLoss(spd2())},
-        "spd3": {"loss": SquaredDistanceLoss(spd3), "data": records(spd3, 5),
-                 "noise_sampler": TangentGaussian(spd3, validate=False)},
+        "shape_mismatch": {"loss": SquaredDistanceLoss(spd3), "data": records(spd3, 5)},
+        "scaled_sphere": {"loss": SquaredDistanceLoss(sphere), "data": records(sphere, 5),
+                          "noise_sampler": None},
+        "hyperboloid": {"loss": SquaredDistanceLoss(hyperboloid), "noise_sampler": None,
+                        "data": records(hyperboloid, 5)},
         "log_euclidean": {"loss": SquaredDistanceLoss(log_euclidean)},
         "variance_reduced": {"strategy": VarianceReduced(2, 1.0, 1.0, 0.1, 0.1)},
         "retraction": {"retraction": lambda tangent_vec, base_point: base_point},
@@ -287,7 +324,7 @@ def test_a_short_run_loads_no_kernel(monkeypatch):
     short = qualifying_call(n_steps=compiled_blocks.MIN_STEPS_TO_LOAD - 1)
     compiled_blocks.compiled_kernel()
     assert compiled_blocks.compiled_block_runner(**short) is not None
-    monkeypatch.setattr(compiled_blocks, "_KERNEL", [])  # not loaded
+    monkeypatch.setattr(compiled_blocks, "_KERNELS", {})  # not loaded
     assert compiled_blocks.compiled_block_runner(**short) is None
     assert compiled_blocks.compiled_block_runner(**qualifying_call()) is not None
 
@@ -295,7 +332,7 @@ def test_a_short_run_loads_no_kernel(monkeypatch):
 def test_the_route_is_off_without_numba_on_other_backends_or_when_disabled(monkeypatch):
     assert compiled_blocks.compiled_block_runner(**qualifying_call()) is not None
     with monkeypatch.context() as patched:
-        patched.setattr(compiled_blocks, "_KERNEL", [])  # not loaded
+        patched.setattr(compiled_blocks, "_KERNELS", {})  # not loaded
         patched.setitem(sys.modules, "numba", None)  # import numba raises ImportError
         assert not compiled_blocks.numba_importable()
         assert compiled_blocks.compiled_block_runner(**qualifying_call()) is None
