@@ -113,7 +113,10 @@ def compiled_block_runner(loss, strategy, data, noise_sampler, n_steps, *, retra
     Public quantities only: the route is taken for ``type(loss) is SquaredDistanceLoss``
     (a subclass may override ``gradients``) on SPD(n) with the affine-invariant metric
     (``ScalarProductMetric`` scaling included) or on a hypersphere with geomstats'
-    metric (``kernel_kind``), a ``FullBatch`` or ``MiniBatch`` strategy, numpy data in
+    metric (``kernel_kind``), a ``FullBatch`` or ``MiniBatch`` strategy (``MiniBatch``
+    only on SPD(n), n >= 3: a full-batch pass is one ``eigh`` per record on either
+    route, numba's no faster than numpy's batched one, and the loop's passes start them
+    warm, ``warm_logs``), numpy data in
     memory on the numpy backend, the default noise sampler (a ``TangentGaussian`` of the
     space's family with method "transport" and no validation, or none when there is no
     noise), no ``retraction`` and no ``callback``, with numba importable and
@@ -143,6 +146,8 @@ def compiled_block_runner(loss, strategy, data, noise_sampler, n_steps, *, retra
         return None
     kind = kernel_kind(loss.space)
     if kind is None or backend_name() != "numpy" or not isinstance(data, np.ndarray):
+        return None
+    if kind == "spd" and type(strategy) is FullBatch:  # the loop's passes (``warm_logs``)
         return None
     _, scale = unwrap_metric(loss.space.metric)
     if noise_sampler is not None and not _default_sampler(noise_sampler, loss.space, kind,

@@ -141,33 +141,12 @@ def _whitened_map(chain, matrix, power):
 
 def _run_block(records, weights, indices, starts, ends, normals, etas, first, settings,
                iterate, tracked, trail):
-    """Run ``len(etas)`` steps of ``minimize`` from ``iterate``, in place.
-
-    Parameters
-    ----------
-    records : numpy.ndarray, shape=[n_samples, n, n]
-    weights : numpy.ndarray, shape=[n_samples]
-    indices, starts, ends : numpy.ndarray of int
-        Step s reads the records ``indices[starts[s]:ends[s]]``.
-    normals : numpy.ndarray, shape=[n (n + 1) / 2 len(etas)] or [0] without noise
-    etas : numpy.ndarray, shape=[k]
-    first : int
-        Index in the run of the block's first step.
-    settings : tuple
-        (n / b or 1, C, sqrt(scale), sigma / sqrt(scale) or 0, direction bound or inf,
-        power of the running average or 0, index of the random output or -1).
-    iterate, tracked : numpy.ndarray, shape=[4, n, n]
-        The point with its factors and bound (``state``); the output's running average
-        with its own (or, at [0], the random output).
-    trail : numpy.ndarray, shape=[n_steps + 1, n, n] or [0, n, n]
-        Where the point each step starts from is kept (``keep_iterates``).
-
-    Returns
-    -------
-    done : int
-        Steps run: ``len(etas)``, or the step whose point the noise sampler rejects or
-        whose map formed a point that is not finite.
-    """
+    """Run ``len(etas)`` steps of ``minimize`` from ``iterate``, in place; the arguments
+    and the result of ``compiled_spd2._run_block``, except: ``records`` [n_samples, n, n],
+    ``normals`` n (n + 1) / 2 a step, ``iterate`` and ``tracked`` [4, n, n] (``state``:
+    the point with its factors and bound; the running average with its own, or at [0]
+    the random output), ``trail`` [n_steps + 1 or 0, n, n]; ``done`` is also the step
+    whose map formed a point that is not finite."""
     noise_scale, bound, power, chosen = settings[3], settings[4], settings[5], settings[6]
     dim = iterate.shape[1] * (iterate.shape[1] + 1) // 2
     for step in range(etas.shape[0]):

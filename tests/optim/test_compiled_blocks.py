@@ -10,6 +10,7 @@ from geomstats.geometry.scalar_product_metric import ScalarProductMetric
 from geomstats.geometry.spd_matrices import SPDLogEuclideanMetric, SPDMatrices
 
 from geomstats_dp.distributions import TangentGaussian
+from geomstats_dp.distributions.registry import unwrap_metric
 from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.optim import (
     OUTPUTS,
@@ -100,10 +101,16 @@ def kernel_calls(monkeypatch):
     return calls
 
 
+def compiled_strategies(kind):
+    """The strategies whose runs take ``kind``'s kernel (SPD(n), n >= 3: DP-RSGD only)."""
+    return [name for name in sorted(STRATEGIES) if kind != "spd" or name != "rgd"]
+
+
 @pytest.mark.parametrize("output", OUTPUTS)
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
-@pytest.mark.parametrize(("kind", "weighted"), [
-    ("spd2", False), ("spd2", True), ("spd", False), ("sphere", True)])
+@pytest.mark.parametrize(("kind", "weighted", "name"), [
+    (kind, weighted, name)
+    for kind, weighted in (("spd2", False), ("spd2", True), ("spd", False), ("sphere", True))
+    for name in compiled_strategies(kind)])
 def test_kernel_gives_the_python_loops_run(monkeypatch, kernel_calls, kind, name, output,
                                            weighted):
     space = SPACES[kind]()
@@ -134,7 +141,8 @@ def test_scaled_metric_bound_and_iterates(monkeypatch, kernel_calls, space):
 @pytest.mark.parametrize("kind", sorted(SPACES))
 def test_noiseless_run_draws_nothing(monkeypatch, kernel_calls, kind):
     space = SPACES[kind]()
-    compiled, python = run_both(monkeypatch, space, records(space), FullBatch(1.0, 0.0), 0,
+    strategy = MiniBatch(8, 1.0, 0.0) if kind == "spd" else FullBatch(1.0, 0.0)
+    compiled, python = run_both(monkeypatch, space, records(space), strategy, 0,
                                 output="average", n_iter=20)
     assert_same_run(compiled, python)
     assert compiled.n_noise_draws == 0 and kernel_calls == [20]
@@ -179,11 +187,12 @@ def test_a_point_the_sampler_rejects_raises_its_error(monkeypatch, kernel_calls,
     leaves the representable cone; the sampler rejects the next point, in both routes."""
     space = spd2(size=size)
     data = np.tile(diagonal * np.eye(size), (5, 1, 1))
+    strategy = FullBatch(10.0, 1e-3) if size == 2 else MiniBatch(5, 10.0, 1e-3)
     messages = []
     for enabled in (True, False):
         monkeypatch.setattr(compiled_blocks, "ENABLED", enabled)
         with pytest.raises(error) as raised, np.errstate(all="ignore"):
-            minimize(SquaredDistanceLoss(space), data, FullBatch(10.0, 1e-3), 3, 400.0,
+            minimize(SquaredDistanceLoss(space), data, strategy, 3, 400.0,
                      random_state=0)
         messages.append(str(raised.value))
     assert messages[0] == messages[1]
@@ -228,38 +237,48 @@ def test_neighbouring_datasets_draw_identically_through_the_kernel(kernel_calls,
         assert first[0] == second[0] and len(first[0]) > 0
         assert first[1:3] == second[1:3]
         assert not np.allclose(first[3], second[3])  # the data did change the run
-    assert sum(kernel_calls) == 6 * 70
+    compiled = 2 if kind == "spd" else 3  # SPD(n), n >= 3: DP-RGD runs the loop
+    assert sum(kernel_calls) == 2 * compiled * 70
 
 
-def whitened_steps(result, eta, scale):
-    """Coordinates (M_00, sqrt(2) M_10, M_11) of M = L^-1 (-Log_w(w')/eta) L^-T, L the
-    Cholesky factor of w: iid N(0, sigma^2 / scale) if each step is the noise alone."""
-    space = spd2()
+def noise_coordinates(space, result, eta, scale):
+    """Coordinates of the steps -Log_w(w') / eta in an orthonormal basis at w, times
+    sqrt(scale): iid N(0, sigma^2) if each step is the noise alone. On SPD(n)
+    (M_rr, sqrt(2) M_rs) of M = L^-1 (-Log_w(w')/eta) L^-T, L the Cholesky factor of w;
+    on the sphere the coordinates at the pole of the step transported back there (an
+    isometry, ``distributions.sphere``)."""
     starts, ends = result.iterates[:-1], result.iterates[1:]
     steps = -np.asarray(space.metric.log(ends, starts)) / eta
+    if isinstance(space, Hypersphere):
+        sampler = TangentGaussian(space).sampler
+        return sampler.transport_back(starts, steps[None])[0, :, 1:]
     inverses = np.linalg.inv(np.linalg.cholesky(starts))
     whitened = inverses @ steps @ np.swapaxes(inverses, -1, -2)
-    return np.stack([whitened[:, 0, 0], np.sqrt(2) * whitened[:, 1, 0], whitened[:, 1, 1]],
-                    axis=1) * np.sqrt(scale)
+    rows, columns = np.tril_indices(whitened.shape[-1])
+    factors = np.where(rows == columns, 1.0, np.sqrt(2))
+    return whitened[:, rows, columns] * factors * np.sqrt(scale)
 
 
-@pytest.mark.parametrize("scale", [1.0, 4.0])
-def test_noise_drawn_in_the_kernel_has_the_calibrated_sigma(kernel_calls, scale):
+@pytest.mark.parametrize("space", [spd2(), spd2(4.0), spd2(4.0, size=3), Hypersphere(4)],
+                         ids=["spd2", "spd2_scaled", "spd3_scaled", "sphere"])
+def test_noise_drawn_in_the_kernel_has_the_calibrated_sigma(kernel_calls, space):
     """With C = 1e-12 a step moves by the noise alone (up to 1e-12): its coordinates in
     an orthonormal basis at the point have mean 0 and covariance sigma^2 I."""
-    space = spd2(scale)
+    _, scale = unwrap_metric(space.metric)
     sigma, eta, n_steps = 0.4, 0.05, 3000
     result = minimize(SquaredDistanceLoss(space), records(space, 50),
                       MiniBatch(5, 1e-12, sigma), n_steps, eta,
                       random_state=shifted(8), keep_iterates=True, data_checked=True)
-    coordinates = whitened_steps(result, eta, scale)
+    coordinates = noise_coordinates(space, result, eta, scale)
+    dim = int(space.dim)
+    assert coordinates.shape == (n_steps, dim)
     z_score = 5.0
     mean_error = z_score * sigma / np.sqrt(n_steps)
     np.testing.assert_allclose(coordinates.mean(axis=0), 0.0, atol=mean_error)
     covariance = coordinates.T @ coordinates / n_steps
     # variance of a product of two independent N(0, s^2): s^4; of a square: 2 s^4
-    tolerance = z_score * sigma**2 * np.sqrt(np.where(np.eye(3) == 1, 2.0, 1.0) / n_steps)
-    assert np.all(np.abs(covariance - sigma**2 * np.eye(3)) < tolerance)
+    tolerance = z_score * sigma**2 * np.sqrt(np.where(np.eye(dim) == 1, 2.0, 1.0) / n_steps)
+    assert np.all(np.abs(covariance - sigma**2 * np.eye(dim)) < tolerance)
     assert result.n_noise_draws == n_steps and sum(kernel_calls) == n_steps
 
 
@@ -291,7 +310,7 @@ def test_the_route_is_taken_where_it_applies():
 @pytest.mark.parametrize("case", [
     "loss_subclass", "log_euclidean", "variance_reduced", "retraction", "callback",
     "validating_sampler", "gram_schmidt_sampler", "other_sampler", "scale_mismatch",
-    "not_numpy_data", "shape_mismatch", "scaled_sphere", "hyperboloid",
+    "not_numpy_data", "shape_mismatch", "scaled_sphere", "hyperboloid", "spd3_full_batch",
 ])
 def test_the_route_falls_back_where_it_does_not_apply(case):
     spd3, log_euclidean = SPDMatrices(3), SPDMatrices(2)
@@ -301,6 +320,9 @@ def test_the_route_falls_back_where_it_does_not_apply(case):
     changes = {
         "loss_subclass": {"loss": CountingLoss(spd2())},
         "shape_mismatch": {"loss": SquaredDistanceLoss(spd3), "data": records(spd3, 5)},
+        "spd3_full_batch": {"loss": SquaredDistanceLoss(spd3), "data": records(spd3, 5),
+                            "noise_sampler": TangentGaussian(spd3, validate=False),
+                            "strategy": STRATEGIES["rgd"]},
         "scaled_sphere": {"loss": SquaredDistanceLoss(sphere), "data": records(sphere, 5),
                           "noise_sampler": None},
         "hyperboloid": {"loss": SquaredDistanceLoss(hyperboloid), "noise_sampler": None,
