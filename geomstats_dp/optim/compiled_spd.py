@@ -46,16 +46,21 @@ def records(data):
 
 def _clipped_gradient(records, weights, indices, start, end, chain, settings):
     """(sum_i (n / b) w_i clip_C(-Log_P(X_i)) over ``indices[start:end]`` [n, n], True);
-    False where a whitened record is not finite (where the loop's ``eigh`` raises: the
-    kernel stops, ``raise_failure``)."""
+    False where the factor F^-1 is not finite (an iterate that underflowed: the loop's
+    ``eigh`` of the whitened batch raises, the kernel stops, ``raise_failure``). A record
+    whose whitened matrix overflows (entries near the float64 maximum) adds nothing: the
+    loop hands it to LAPACK, whose eigenvalues of a matrix holding inf are NaN, or
+    raise, or (seen) finite, so the routes can differ on such a record."""
     batch_scale, clip_norm, norm_scale = settings[0], settings[1], settings[2]
     factor, inverse = chain[1], chain[2]
     total = np.zeros(factor.shape)
+    if not np.isfinite(inverse).all():
+        return total, False
     for position in range(start, end):
         index = indices[position]
         whitened = inverse @ records[index] @ inverse.T
         if not np.isfinite(whitened).all():
-            return total, False
+            continue
         eigvals, eigvecs = np.linalg.eigh(whitened)
         logs = np.log(eigvals)
         norm = math.sqrt((logs * logs).sum()) * norm_scale
