@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 from geomstats.geometry.spd_matrices import SPDMatrices
 
-from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.optim import compiled_spd
 from geomstats_dp.optim.affine_log import AffineLogSums
 from geomstats_dp.optim.clipping import clip_factors
 from geomstats_dp.optim.geodesics import SPDAffineGeodesics
 
-from .data import cloud
+from .data import assert_kernel_noise_is_the_samplers, cloud
 
 pytestmark = pytest.mark.backend_independent
 SETTINGS = (1.0, 0.8, 1.0, 0.0, np.inf, 0.0, -1)  # n / b, C, sqrt(scale), ...
@@ -25,15 +24,9 @@ def spd_points(size=4, n_points=6):
 
 def test_the_noise_is_the_samplers_draw():
     space, points = spd_points()
-    sampler = TangentGaussian(space, validate=False).sampler
-    normals = np.random.default_rng(2).standard_normal(int(space.dim))
-    for point in points:
-        direction = np.zeros_like(point)
-        assert compiled_spd._add_noise(direction, point, normals, 0.3)
-        np.testing.assert_allclose(direction, sampler.draw_one(point, normals, 0.3),
-                                   rtol=1e-12, atol=1e-14)
-    indefinite = np.eye(4) - 2 * np.eye(4)[::-1]
-    assert not compiled_spd._add_noise(np.zeros((4, 4)), indefinite, normals, 0.3)
+    indefinite = np.eye(4) - 2 * np.eye(4)[::-1]  # no Cholesky factor
+    assert_kernel_noise_is_the_samplers(compiled_spd._add_noise, space, points, indefinite,
+                                        seed=2)
 
 
 def test_the_clipped_sum_is_the_loops():

@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 from geomstats.geometry.hypersphere import Hypersphere
 
-from geomstats_dp.distributions import TangentGaussian
 from geomstats_dp.optim import compiled_sphere
 from geomstats_dp.optim.geodesics import SphereGeodesics
 
-from .data import cloud
+from .data import assert_kernel_noise_is_the_samplers, cloud
 
 pytestmark = pytest.mark.backend_independent
 
@@ -35,15 +34,8 @@ def test_the_exponential_step_is_the_loops(length):
 
 def test_the_noise_is_the_samplers_draw():
     space, points = sphere_and_points()
-    sampler = TangentGaussian(space, validate=False).sampler
-    normals = np.random.default_rng(1).standard_normal(int(space.dim))
-    for point in points:
-        direction = np.zeros_like(point)
-        assert compiled_sphere._add_noise(direction, point, normals, 0.3)
-        np.testing.assert_allclose(direction, sampler.draw_one(point, normals, 0.3),
-                                   rtol=1e-13, atol=1e-15)
-    assert not compiled_sphere._add_noise(np.zeros_like(point), point * np.nan, normals,
-                                          0.3)
+    assert_kernel_noise_is_the_samplers(compiled_sphere._add_noise, space, points,
+                                        points[0] * np.nan, seed=1)
 
 
 def test_the_running_average_is_the_loops_interpolation():
