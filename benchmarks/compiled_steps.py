@@ -164,9 +164,18 @@ def first_call_rows():
 
 
 def run(output_dir, quick=False):
-    """Write ``compiled_steps[_quick].csv`` and ``.png``."""
-    with threadpool_limits(limits=1):
-        found = step_rows(quick) + epoch_rows(quick)
+    """Write ``compiled_steps[_quick].csv`` and ``.png``. The kernels this loads are
+    unloaded after (``python -m benchmarks`` runs every benchmark in one process: the
+    later ones see the routes they would see alone)."""
+    from geomstats_dp.optim import compiled_blocks
+
+    loaded = dict(compiled_blocks._KERNELS)
+    try:
+        with threadpool_limits(limits=1):
+            found = step_rows(quick) + epoch_rows(quick)
+    finally:
+        compiled_blocks._KERNELS.clear()
+        compiled_blocks._KERNELS.update(loaded)
     found += [] if quick else first_call_rows()
     path = output_dir / ("compiled_steps_quick" if quick else "compiled_steps")
     plot(path.with_suffix(".png"), found)
