@@ -81,12 +81,19 @@ def assert_same_run(compiled, python):
         np.testing.assert_allclose(compiled.iterates, python.iterates, rtol=1e-9, atol=1e-12)
 
 
+_LOADED = {}  # every kernel, loaded once for this module's tests
+
+
 @pytest.fixture
 def kernel_calls(monkeypatch):
     """Counts the steps run by the compiled kernels, one entry per call (proof that a
-    run took the route)."""
-    kernels, calls = {kind: compiled_blocks.compiled_kernel(kind)  # loaded: runs of any
-                      for kind in compiled_blocks.KINDS}, []        # length take the route
+    run took the route). The kernels are loaded (runs of any length take the route) for
+    the test only: the process's own ones are restored after it, so that later tests
+    see the routes they see alone."""
+    _LOADED.update({**compiled_blocks._KERNELS, **_LOADED})
+    monkeypatch.setattr(compiled_blocks, "_KERNELS", _LOADED)
+    kernels, calls = {kind: compiled_blocks.compiled_kernel(kind)
+                      for kind in compiled_blocks.KINDS}, []
 
     def counting(kind="spd2"):
         kernel = kernels[kind]
