@@ -48,10 +48,11 @@ def minimize(
     arguments and n = len(data) alone: neighbouring datasets of equal size produce the same
     sequence of draws. There is no stopping rule.
 
-    Runs of the squared distance on SPD(2) with the affine-invariant metric (DP-RGD or
-    DP-RSGD, the default sampler, no retraction or callback, numpy backend) are run a
-    block of steps at a time in compiled code when numba is installed (the ``speed``
-    extra; ``optim.compiled_blocks``): the same draws, iterates (to rounding) and result.
+    Runs of the squared distance on SPD(n) with the affine-invariant metric or on a
+    hypersphere (DP-RGD or DP-RSGD, the default sampler, no retraction or callback,
+    numpy backend) are run a block of steps at a time in compiled code when numba is
+    installed (the ``speed`` extra; ``optim.compiled_blocks``): the same draws, iterates
+    (to rounding) and result.
 
     Parameters
     ----------

@@ -61,8 +61,8 @@ def floor_spectrum(point):
     smallest, largest = float(eigvals[0]), float(eigvals[-1])
     if not math.isfinite(largest):
         return None, math.inf
-    if smallest >= largest / SPD_CONDITION_LIMIT:
-        return None, largest / smallest
+    if smallest >= largest / SPD_CONDITION_LIMIT:  # 0 for a point that underflowed to 0
+        return None, largest / smallest if smallest > 0 else math.inf
     eigvals, eigvecs = gs.linalg.eigh(symmetric)
     roots = gs.sqrt(gs.maximum(eigvals, largest / SPD_CONDITION_LIMIT))
     factor = eigvecs * roots

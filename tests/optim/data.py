@@ -41,3 +41,19 @@ def spd_cloud():
     """The strategies' tests' data: (SPD(3), N_SAMPLES points about 1.5 from the identity)."""
     space = MEAN_SPACES["spd"]()
     return space, cloud(space, N_SAMPLES, radius=1.0, seed=30, offset=1.5)
+
+
+def assert_kernel_noise_is_the_samplers(add_noise, space, points, rejected, seed=0):
+    """A compiled kernel's ``add_noise(direction, point, normals, scale)`` (run as plain
+    Python) adds the space's ``TangentGaussian`` draw from the same normals at each of
+    ``points``, and adds nothing (False) at the point ``rejected``."""
+    from geomstats_dp.distributions import TangentGaussian
+
+    sampler = TangentGaussian(space, validate=False).sampler
+    normals = np.random.default_rng(seed).standard_normal(int(space.dim))
+    for point in points:
+        direction = np.zeros_like(point)
+        assert add_noise(direction, point, normals, 0.3)
+        np.testing.assert_allclose(direction, sampler.draw_one(point, normals, 0.3),
+                                   rtol=1e-12, atol=1e-14)
+    assert not add_noise(np.zeros_like(rejected), rejected, normals, 0.3)

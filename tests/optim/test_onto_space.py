@@ -64,6 +64,13 @@ def test_a_point_on_the_space_is_returned_unchanged(n):
     assert np.array_equal(to_numpy(onto_space(SPDMatrices(n), to_backend(point))), point)
 
 
+def test_a_point_that_underflowed_to_zero_is_left_to_the_noise_sampler():
+    """Exp_P of a huge negative step rounds to the zero matrix: unchanged (the next noise
+    draw finds no Cholesky factor and raises), its condition number unknown."""
+    floored, condition = floor_spectrum(to_backend(np.zeros((3, 3))))
+    assert floored is None and condition == np.inf
+
+
 def test_sphere_points_are_renormalised_only_when_off():
     sphere = Hypersphere(2)
     on = to_backend(np.array([0.6, 0.8, 0.0]))

@@ -26,8 +26,12 @@ METHODS = ["rgd", "rsgd", "rsvrg", "tangent", "two_stage"]
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_recording_changes_nothing(method):
-    """The recorded fit's release is the plain fit's, and its stages are the queries."""
+def test_recording_changes_nothing(monkeypatch, method):
+    """The recorded fit's release is the plain fit's, and its stages are the queries.
+    An observed fit takes the Python loop: the plain fit is compared on it too (the
+    compiled blocks, which a process that loaded the sphere's kernel takes, give it to
+    rounding: tests/optim/test_compiled_blocks.py)."""
+    monkeypatch.setattr(compiled_blocks, "ENABLED", False)
     X = sphere_data()
     estimator = frechet_mean(method)
     recorded = record_fit(estimator, X, random_state=3)
