@@ -61,6 +61,8 @@ DELTA = 1e-5
 N_USERS = (300, 1000, 3000)
 N_ITEMS = (10, 20, 60)
 KINDS = {"rank4": (4, 0.15, 0.15), "rank1": (1, 0.15, 0.15), "means": (0, 0.0, 0.3)}
+HEAVY_KINDS = {"heavy4": (4, 0.15, 0.15), "heavy1": (1, 0.15, 0.15)}  # see synthetic_problem
+HEAVY_SHARE, HEAVY_NOISE = 0.1, 0.6  # users with large residuals, their extra noise
 OBSERVED = (0.3, 1.0)
 N_DRAWS = 3
 RANGE = (-1.0, 1.0)
@@ -76,16 +78,25 @@ EARLIER_THRESHOLD = 100.0
 
 
 def synthetic_problem(n_users, n_items, kind, observed, seed):
-    """Ratings (NaN where unobserved) of the module docstring's model."""
-    rank, user_scale, noise = KINDS[kind]
+    """Ratings (NaN where unobserved) of the module docstring's model.
+
+    A heavy kind ("heavy4", "heavy1": ``matrix_completion_scores``) adds noise of scale
+    ``HEAVY_NOISE`` to the ratings of a random ``HEAVY_SHARE`` of the users (large
+    residuals under any model) and observes user u's entries with probability
+    observed a_u, a_u ~ U(0.2, 1) (uneven counts: users with few ratings, on whom a small
+    ridge overfits)."""
+    rank, user_scale, noise = {**KINDS, **HEAVY_KINDS}[kind]
     rng = np.random.default_rng(seed)
     items = rng.uniform(-0.3, 0.3, n_items)
     users = user_scale * rng.standard_normal(n_users)
     low_rank = (rng.standard_normal((n_users, rank)) @ rng.standard_normal((rank, n_items))
                 * 0.25 / np.sqrt(max(rank, 1)))
-    full = np.clip(items + users[:, None] + low_rank
-                   + noise * rng.standard_normal((n_users, n_items)), *RANGE)
-    return np.where(rng.random(full.shape) < observed, full, np.nan)
+    full = items + users[:, None] + low_rank + noise * rng.standard_normal((n_users, n_items))
+    if kind in HEAVY_KINDS:
+        heavy = rng.random((n_users, 1)) < HEAVY_SHARE
+        full += heavy * HEAVY_NOISE * rng.standard_normal(full.shape)
+        observed = observed * rng.uniform(0.2, 1.0, (n_users, 1))
+    return np.where(rng.random(full.shape) < observed, np.clip(full, *RANGE), np.nan)
 
 
 def _spec(n_users, epsilon, regularization=None):
@@ -134,22 +145,28 @@ def _errors(train, test, epsilon, seed):
 def run(output_dir, quick=False):
     """Score every setting on every synthetic problem; write the CSV and the summary."""
     problems = list(itertools.product(N_USERS, N_ITEMS, KINDS, OBSERVED, range(N_DRAWS)))
-    if quick:
-        problems = problems[:2]
+    rows = scored_rows(problems[:2] if quick else problems, _errors)
+    write_csv(output_dir / "matrix_completion_defaults.csv", rows)
+    summarize(rows)
+
+
+def scored_rows(problems, errors, first_seed=0):
+    """One row per (problem, epsilon, setting): ``errors(train, test, epsilon, seed)``
+    yields (setting, error) on each problem's split, seeded by first_seed + its index."""
     rows = []
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for index, (n_users, n_items, kind, observed, draw) in enumerate(problems):
-            ratings = synthetic_problem(n_users, n_items, kind, observed, seed=index)
-            train, test = split_ratings(ratings, 0.2, random_state=index)
+            seed = first_seed + index
+            ratings = synthetic_problem(n_users, n_items, kind, observed, seed=seed)
+            train, test = split_ratings(ratings, 0.2, random_state=seed)
             for epsilon in EPSILONS:
-                for name, error in _errors(train, test, epsilon, seed=index):
+                for name, error in errors(train, test, epsilon, seed=seed):
                     rows.append({"n_users": n_users, "n_items": n_items, "kind": kind,
                                  "observed": observed, "draw": draw, "epsilon": epsilon,
                                  "setting": name, "error": error})
             print(f"problem {index + 1}/{len(problems)} done", flush=True)
-    write_csv(output_dir / "matrix_completion_defaults.csv", rows)
-    summarize(rows)
+    return rows
 
 
 def _cells(rows):

@@ -2,6 +2,7 @@
 the choice at a huge epsilon (item means on rows without low-rank structure, DP-ALS on a
 planted rank-2 matrix)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
 )
-from geomstats_dp.learning.mechanisms.rank_choice import rank_choice
+from geomstats_dp.learning.mechanisms.rank_choice import held_out_errors, rank_choice
 from geomstats_dp.privacy import PrivacyBudget, calibrate_gaussian
 from tests.conftest import shifted
 from tests.learning.mechanism_support import stages_of
@@ -77,3 +78,27 @@ def test_a_huge_epsilon_chooses_the_better_model(structured):
     spec = _spec(n_users, n_items, epsilon=1e6, n_iter=3)
     _, fitted = stages_of(spec, ratings, seed=0)
     assert fitted["rank_"] == (2 if structured else 0)
+
+
+@pytest.mark.parametrize("score", ["squared", "root", "absolute"])
+def test_each_users_score_lies_in_zero_to_the_stated_sensitivity(score):
+    """Every user's held-out error lies in [0, B] (so a replaced user moves a utility by
+    at most B), B attained by a user whose held-out ratings are all 2h off; below the
+    clip, the score is the user's own error (mean squared, its root, mean absolute)."""
+    rng = np.random.default_rng(shifted(2))
+    h = 0.5
+    spec = _spec(40)
+    spec = dataclasses.replace(spec, als=dataclasses.replace(spec.als, half_width=h),
+                               score=score, clip=0.5)
+    ratings = rng.uniform(-h, h, (40, 8))
+    ratings[rng.random(ratings.shape) < 0.3] = np.nan
+    predicted = rng.uniform(-h, h, (40, 8))
+    ratings[0], predicted[0] = h, -h  # every held-out rating 2h off
+    ratings[1], predicted[1] = np.nan, 0.0  # no held-out rating
+    ratings[2], predicted[2] = 0.1 * h, 0.0  # 0.1 h off
+    errors = held_out_errors(predicted, ratings, h, score=score, clip=spec.clip)
+    assert np.all((errors >= 0) & (errors <= spec.error_clip))
+    assert errors[0] == pytest.approx(spec.error_clip)
+    assert errors[1] == 0
+    assert errors[2] == pytest.approx(0.01 * h**2 if score == "squared" else 0.1 * h)
+    assert spec.error_clip == pytest.approx(0.5 * h**(2 if score == "squared" else 1))

@@ -21,7 +21,9 @@ errors on ratings they held out of their own fits:
    where a rank-r model overfits, sees none of the held-out ratings; the item side saw
    them among those of every other user), predictions and ratings clipped to [-h, h],
    each user's error
-   clipped to B = h^2 / 4 (a user without held-out rating scores 0); the utility of a
+   clipped to B = h^2 / 4 (a user without held-out rating scores 0; ``score`` and
+   ``clip`` offer the root and absolute errors, clipped to c h, and other clips, scored
+   on synthetic matrices, ``benchmarks/matrix_completion_scores.py``); the utility of a
    candidate is minus the sum over users, and the exponential mechanism (McSherry &
    Talwar 2007) at ``selection_epsilon`` picks one.
 
@@ -68,7 +70,9 @@ from geomstats_dp.privacy.stages import discrete_stage, noisy_stage
 SELECTION_SHARE = 0.1  # of epsilon, spent on the choice
 HOLDOUT_PERIOD = 5
 RIDGES = (0.1, 1.0, 10.0)  # the users' ridges offered besides the release's own
-ERROR_CLIP = 0.25  # B = ERROR_CLIP h^2: one user's error, an error of h / 2 per rating
+SCORE = "squared"  # each user's held-out error (``SCORES``)
+ERROR_CLIP = 0.25  # B = ERROR_CLIP h^p (p of ``SCORES``): one user's clipped error
+SCORES = {"squared": 2, "root": 1, "absolute": 1}  # score: the power p of h in B
 RELIABLE_COUNT = 3.0  # noise standard deviations a noisy count must exceed
 INFORMED_CHOICE = 100.0  # selection epsilon x users from which the choice is informed
 
@@ -147,8 +151,8 @@ def noisy_item_means(ratings, half_width, noise_std, rng, transform=None, **stag
     return np.where(reliable, np.clip(means, -half_width, half_width), 0.0)
 
 
-def held_out_errors(predicted, ratings, half_width):
-    """Each user's mean squared error on their held-out ratings, clipped to B.
+def held_out_errors(predicted, ratings, half_width, score=SCORE, clip=ERROR_CLIP):
+    """Each user's error on their held-out ratings, clipped to B = clip h^p.
 
     Parameters
     ----------
@@ -156,6 +160,10 @@ def held_out_errors(predicted, ratings, half_width):
     ratings : numpy.ndarray, shape=[n_users, n_items]
         Held-out centred ratings, NaN elsewhere.
     half_width : float
+    score : str
+        "squared": the mean squared error over the user's held-out ratings ($p = 2$);
+        "root": its square root, "absolute": the mean absolute error ($p = 1$).
+    clip : float
 
     Returns
     -------
@@ -164,12 +172,14 @@ def held_out_errors(predicted, ratings, half_width):
     """
     held = np.isfinite(ratings)
     values = np.clip(np.where(held, ratings, 0.0), -half_width, half_width)
-    squared = np.where(held, (np.clip(predicted, -half_width, half_width) - values)**2, 0.0)
-    errors = squared.sum(axis=1) / np.maximum(held.sum(axis=1), 1)
-    return np.minimum(errors, ERROR_CLIP * half_width**2)
+    residual = np.where(held, np.clip(predicted, -half_width, half_width) - values, 0.0)
+    power = 1 if score == "absolute" else 2
+    errors = (np.abs(residual)**power).sum(axis=1) / np.maximum(held.sum(axis=1), 1)
+    errors = np.sqrt(errors) if score == "root" else errors
+    return np.minimum(errors, clip * half_width**SCORES[score])
 
 
-def held_out_utilities(ratings, transform, candidates, half_width, period):
+def held_out_utilities(ratings, transform, candidates, half_width, period, **score):
     """Minus the sum of the users' held-out errors (``held_out_errors``) of each candidate.
 
     Parameters
@@ -183,6 +193,8 @@ def held_out_utilities(ratings, transform, candidates, half_width, period):
     half_width : float
     period : int
         User u holds out the items j with (u + j) % period == 0.
+    **score
+        ``score`` and ``clip`` of ``held_out_errors``.
 
     Returns
     -------
@@ -194,7 +206,7 @@ def held_out_utilities(ratings, transform, candidates, half_width, period):
         held = (users + np.arange(block.shape[1])) % period == 0
         kept = np.where(held, np.nan, block)
         block[~held] = np.nan
-        utility -= [held_out_errors(candidate(kept), block, half_width).sum()
+        utility -= [held_out_errors(candidate(kept), block, half_width, **score).sum()
                     for candidate in candidates]
     return utility
 
@@ -214,6 +226,10 @@ class RankChoiceRelease(Mechanism):
         >= 2: user u holds out the items j with (u + j) % holdout_period == 0.
     ridges : tuple of float
         The users' ridges offered with DP-ALS besides the release's own.
+    score : str
+        Each user's held-out error (``held_out_errors``).
+    clip : float
+        B = clip h^p, p = ``SCORES[score]``.
     """
 
     adjacency: ClassVar[str] = "user_level"
@@ -222,6 +238,8 @@ class RankChoiceRelease(Mechanism):
     selection_epsilon: float
     holdout_period: int = HOLDOUT_PERIOD
     ridges: tuple = RIDGES
+    score: str = SCORE
+    clip: float = ERROR_CLIP
 
     @property
     def means_sensitivity(self):
@@ -230,8 +248,8 @@ class RankChoiceRelease(Mechanism):
 
     @property
     def error_clip(self):
-        """B = h^2 / 4, the sensitivity of each candidate's utility."""
-        return ERROR_CLIP * self.als.half_width**2
+        """B = clip h^p, the sensitivity of each candidate's utility."""
+        return self.clip * self.als.half_width**SCORES[self.score]
 
     def _label(self, part):
         return f"{self.als.label} rank choice: {part}"
@@ -272,7 +290,7 @@ class RankChoiceRelease(Mechanism):
             complete_rows, fitted["item_offsets_"], fitted["item_factors_"],
             regularization=ridge) for ridge in ridges]
         utility = held_out_utilities(data, transform, candidates, half_width,
-                                     self.holdout_period)
+                                     self.holdout_period, score=self.score, clip=self.clip)
         index = discrete_stage(
             exponential_mechanism(utility, self.selection_epsilon, self.error_clip, rng),
             label=self._label("choice"), epsilon=self.selection_epsilon,
