@@ -102,14 +102,15 @@ class AffineLogSums:
         Returns
         -------
         norms : array-like, shape=[k]
-            ||Log_P(X_i)||_P; not finite where X_i is not positive definite.
+            ||Log_P(X_i)||_P; not finite where X_i is not positive definite or its
+            whitened matrix is not finite (``eigen``).
         weighted_sum : callable
             ``weighted_sum(coefficients [k]) -> sum_i c_i (-Log_P(X_i))``, shape=[n, n],
             the terms with a non-finite norm counted as zero.
         """
         if data.shape[-1] == 2:
             return self._closed_form_2x2(data)
-        return self.from_eigen(*gs.linalg.eigh(self.whiten(data)))
+        return self.from_eigen(*self.eigen(self.whiten(data)))
 
     def clipped_one(self, record, coefficient, clip_norm):
         """coefficient * clip_C(-Log_P(X)) for one record X [n, n] (n > 2; SPD(2) takes
@@ -122,7 +123,11 @@ class AffineLogSums:
             return weighted_sum(coefficient * factor * gs.ones_like(norms))
         # ``whiten``'s two products on the same operands (the same values), without its
         # batch reshapes: seven tensor calls fewer on pytorch
-        eigvals, eigvecs = gs.linalg.eigh(self.inverse @ record.T @ self.whitening)
+        whitened = self.inverse @ record.T @ self.whitening
+        if not math.isfinite(float(whitened.sum())) and self._finite_factor() and not bool(
+                (gs.abs(whitened) < math.inf).all()):  # as ``eigen``: it adds nothing
+            return gs.zeros_like(self.base_point)
+        eigvals, eigvecs = gs.linalg.eigh(whitened)
         logs = gs.log(eigvals)
         norm = math.sqrt(float((logs * logs).sum())) * self.norm_factor
         if not norm < math.inf:  # a record that is not positive definite adds nothing
@@ -143,6 +148,35 @@ class AffineLogSums:
         # products, F^-1 [X_1 | ... | X_k] then each block times F^-T, and no copy
         left = self.inverse @ data.reshape((k * n, n)).T  # [n, k n]
         return (left.reshape((n * k, n)) @ self.whitening).reshape((n, k, n)).swapaxes(0, 1)
+
+    def eigen(self, whitened):
+        """``eigh`` of the whitened matrices, a matrix with a non-finite entry (a record
+        whose whitening overflows, entries near the float64 maximum) taken as the
+        identity with NaN eigenvalues: its norm is NaN and it adds nothing, as any record
+        of non-finite norm. LAPACK's ``eigh`` of a matrix holding inf or NaN gives NaN,
+        finite values or raises, depending on the record. At a point whose factor is not
+        finite (an iterate that left float64) ``eigh`` takes the matrices as they are:
+        the loop's error there is the one ``compiled_spd.raise_failure`` raises.
+
+        Parameters
+        ----------
+        whitened : array-like, shape=[k, n, n]
+
+        Returns
+        -------
+        eigvals : array-like, shape=[k, n]
+        eigvecs : array-like, shape=[k, n, n]
+        """
+        if math.isfinite(float(whitened.sum())) or not self._finite_factor():
+            return gs.linalg.eigh(whitened)
+        k, n = whitened.shape[0], whitened.shape[-1]
+        finite = (gs.abs(whitened) < math.inf).reshape((k, n * n)).all(-1)
+        eigvals, eigvecs = gs.linalg.eigh(gs.where(finite[:, None, None], whitened,
+                                                   gs.eye(n)))
+        return gs.where(finite[:, None], eigvals, math.nan), eigvecs
+
+    def _finite_factor(self):
+        return math.isfinite(float(self.inverse.sum()))
 
     def from_eigen(self, eigvals, eigvecs):
         """``__call__``'s norms and weighted sum from W_i = U_i diag(l_i) U_i^T.

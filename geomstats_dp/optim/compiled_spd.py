@@ -48,9 +48,8 @@ def _clipped_gradient(records, weights, indices, start, end, chain, settings):
     """(sum_i (n / b) w_i clip_C(-Log_P(X_i)) over ``indices[start:end]`` [n, n], True);
     False where the factor F^-1 is not finite (an iterate that underflowed: the loop's
     ``eigh`` of the whitened batch raises, the kernel stops, ``raise_failure``). A record
-    whose whitened matrix overflows (entries near the float64 maximum) adds nothing: the
-    loop hands it to LAPACK, whose eigenvalues of a matrix holding inf are NaN, or
-    raise, or (seen) finite, so the routes can differ on such a record."""
+    whose whitened matrix is not finite (entries near the float64 maximum) adds nothing,
+    as in the loop (``AffineLogSums.eigen``)."""
     batch_scale, clip_norm, norm_scale = settings[0], settings[1], settings[2]
     factor, inverse = chain[1], chain[2]
     total = np.zeros(factor.shape)

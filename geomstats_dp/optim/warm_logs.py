@@ -154,7 +154,7 @@ class RecordBases:
             if sweeps >= 0:
                 self.frames[start] = sums.factor
                 return norms * sums.norm_factor, _warm_sum(sums.factor, bases, logs, norms)
-        eigvals, eigvecs = np.linalg.eigh(sums.whiten(data))
+        eigvals, eigvecs = sums.eigen(sums.whiten(data))
         bases[...] = eigvecs
         self.frames[start] = sums.factor
         return sums.from_eigen(eigvals, eigvecs)

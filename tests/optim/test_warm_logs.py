@@ -143,6 +143,30 @@ def test_a_record_that_is_not_positive_definite_adds_nothing(monkeypatch):
     assert spy.sweeps and min(spy.sweeps) >= 0
 
 
+@independent
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the overflow of the whitening
+def test_a_record_whose_whitening_overflows_adds_nothing(monkeypatch):
+    """A record near the float64 maximum whose whitened matrix holds inf (at points
+    0.5 P: whitening doubles it) gets a NaN norm and adds nothing, as in
+    ``AffineLogSums.eigen``, on the first (LAPACK) pass and the warm ones, which its NaN
+    keeps warm (``_worst_ratio`` leaves it out)."""
+    space = spd(3)
+    data = np.asarray(cloud(space, 40, radius=1.0, seed=shifted(5)))
+    data[7] = 1.7e308 * (0.9 * np.ones((3, 3)) + 0.1 * np.eye(3))
+    spy = KernelSpy(monkeypatch)
+    bases = warm_logs.RecordBases(len(data))
+    kept = np.delete(np.arange(40), 7)
+    for point in path(space, shifted(6), [0.1, 0.1]):
+        sums = AffineLogSums(0.5 * point)
+        assert not np.isfinite(sums.whiten(data[7:8])).all()
+        norms, weighted_sum = bases.bind(sums).rows(0, data)
+        assert np.isnan(norms[7]) and np.isfinite(norms[kept]).all()
+        _, expected = sums(data[kept])
+        np.testing.assert_allclose(weighted_sum(np.ones(40)), expected(np.ones(39)),
+                                   rtol=RTOL)
+    assert len(spy.sweeps) == 2 and min(spy.sweeps) >= 0
+
+
 def fits(monkeypatch, data, enabled, **options):
     monkeypatch.setattr(compiled_blocks, "ENABLED", enabled)
     with warnings.catch_warnings(record=True) as caught:
