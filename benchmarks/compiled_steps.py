@@ -7,6 +7,10 @@ interleaved and the fastest of several repeats kept, as ``speed_routes``).
   ``MiniBatch(1)``, the default sampler) on S^783 and SPD(11), on the compiled route and
   on the Python loop, over the minimal numpy step of ``step_cost`` (closed-form log and
   exp, the clip, a tangent normal draw; goal <= 2).
+- ``step_over_jax``: the same steps, and the minimal numpy step (CSV only), over the
+  issue's JAX baseline timed in the same run and interleaved with them, the minimal step
+  as a jitted ``lax.scan`` loop (``_step_cost_jax``; goal <= 1.5 on the numpy backend).
+  Without JAX (the ``bench`` extra) a note is printed and these ratios are NaN.
 - ``epoch_over_rgd_step``: one DP-RSGD epoch (n / b steps of batches of
   b = round(sqrt(n)), the weighted geodesic average) over one DP-RGD step, on 10,992
   SPD(2) covariances (the issue's row), 10,000 points of S^783 and 2,000 SPD(11)
@@ -65,9 +69,13 @@ def library_run(space, data, strategy, n_steps, output="last"):
 
 
 def step_rows(quick):
-    """One-record DP-RSGD steps: compiled, loop and minimal, per step."""
+    """One-record DP-RSGD steps: compiled, loop, minimal and JAX scan, per step."""
+    from benchmarks import _step_cost_jax
     from geomstats_dp.optim import MiniBatch, SquaredDistanceLoss, compiled_blocks
 
+    if not _step_cost_jax.available():
+        print("  JAX is not installed (the bench extra): the step_over_jax rows are NaN",
+              flush=True)
     found = []
     for name, data, minimal, n_steps in (
             (f"S^{SPHERE_DIM}", sphere_data(), minimal_sphere_steps, 400 if quick else 4000),
@@ -81,12 +89,22 @@ def step_rows(quick):
                  "loop": on_route(compiled_blocks, False, run),
                  "minimal": lambda data=data, minimal=minimal, n_steps=n_steps: minimal(
                      data, n_steps, np.random.default_rng(SEED))}
+        if _step_cost_jax.available():  # compiled before the timing
+            calls["jax"] = functools.partial(_step_cost_jax.loop(data, n_steps, kind), SEED)
+            print(f"  {name}: JAX scan's end point within "
+                  f"{_step_cost_jax.check(data, kind):.1e} of the numpy loop's", flush=True)
         best = {key: value / n_steps for key, value in
                 _fastest(calls, 3 if quick else 9).items()}
+        best.setdefault("jax", np.full(2, math.nan))
         problem = f"{name}, one record per step"
         for route in ("compiled", "loop"):
             found.append(_row("step_over_minimal", problem, f"DP-RSGD step ({route})",
                               best[route], "the minimal numpy step", best["minimal"], 2.0))
+        for key, variant, goal in (("compiled", "DP-RSGD step (compiled)", 1.5),
+                                   ("loop", "DP-RSGD step (loop)", 1.5),
+                                   ("minimal", "the minimal numpy step", None)):
+            found.append(_row("step_over_jax", problem, variant, best[key],
+                              "the JAX lax.scan step", best["jax"], goal))
     return found
 
 

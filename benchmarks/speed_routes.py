@@ -349,7 +349,7 @@ def _row(ratio, problem, variant, seconds, baseline, baseline_seconds, goal):
     value = cpu / cpu_baseline
     row = {"ratio": ratio, "problem": problem, "variant": variant, "seconds": cpu,
            "baseline": baseline, "baseline_seconds": cpu_baseline, "value": value,
-           "goal": goal, "met": "" if goal is None else value <= goal, "wall_seconds": wall,
+           "goal": goal, "met": "" if goal is None or math.isnan(value) else value <= goal, "wall_seconds": wall,
            "wall_baseline_seconds": wall_baseline, "wall_value": wall / wall_baseline,
            "loadavg_1min": round(os.getloadavg()[0], 2)}
     print(f"  {ratio} [{problem}] {variant}: CPU {cpu:.4g} s / {cpu_baseline:.4g} s = "
@@ -360,13 +360,13 @@ def _row(ratio, problem, variant, seconds, baseline, baseline_seconds, goal):
 
 def plot(path, rows):
     """One bar per ratio over its goal (1 = the goal met exactly); rows without a goal
-    are in the CSV only."""
+    or without a value (a baseline not installed) are in the CSV only."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [row for row in rows if row["goal"] is not None]
+    rows = [row for row in rows if row["met"] != ""]
     labels = [f"{row['ratio']}: {row['variant']}\n{row['problem']}\nover {row['baseline']}"
               for row in rows]
     values = [row["value"] / row["goal"] for row in rows]
