@@ -13,8 +13,7 @@ P[K > k_max] and would multiply the audit's runs by k_max / E[K].
 
 Size: 400 runs per dataset (120 calibrate the event, 280 evaluate it), at confidence 0.95.
 Under seed shifts 0 to 3 the twin's lower bound was 2.09 to 3.16 against the one-run
-epsilon 1.45 it refutes, and the honest search's 0.44 to 0.94 against its claim 3.5
-(1,000 runs before: the same verdicts at 2.5 times the fits).
+epsilon 1.45 it refutes, and the honest search's 0.44 to 0.94 against its claim 3.5.
 """
 
 import warnings
