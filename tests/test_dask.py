@@ -158,15 +158,9 @@ def test_shape_errors_before_any_value_is_read():
 def test_memory_stays_bounded_by_the_chunks():
     """A lazily generated array 5 times larger than the peak memory allowed (gathering
     it would need all of it; about a tenth was measured)."""
-    n_samples, dim, rows_per_chunk = 62_500, 8, 500
+    n_samples, dim = 62_500, 8
     total_bytes = n_samples * dim * dim * 8
-
-    def make_spd(draws):
-        return draws @ np.swapaxes(draws, 1, 2) / dim + np.eye(dim) / 2
-
-    draws = da.random.default_rng(8).standard_normal(
-        (n_samples, dim, dim), chunks=(rows_per_chunk, dim, dim))
-    X = draws.map_blocks(make_spd, dtype=float)
+    X = _generated_spd(n_samples, dim, rows_per_chunk=500, seed=8)
     tracemalloc.start()
     try:
         with dask.config.set(scheduler="threads", num_workers=1):

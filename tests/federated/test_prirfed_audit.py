@@ -13,6 +13,10 @@ The calibration depends on public quantities only, so it is done once, by ``fit`
 audited run replays the same ``RunSpec`` with a fresh root seed through the in-process
 engine (a few ms instead of a fit's calibration), and the replay is checked to be the
 release ``fit`` gives for that seed.
+
+Size: 6,000 runs per dataset. The twin's lower bound varies much with the calibration
+split: under seed shifts 0 to 3 it was 2.09 to 2.37 against the claim 2 (honest 0.62 to
+0.84); with 4,000 runs it fell to 1.72 at shift 2, with 3,000 to 1.13.
 """
 
 import dataclasses
@@ -34,7 +38,7 @@ pytestmark = [
     pytest.mark.skipif(BACKEND != "numpy", reason="audits run thousands of fits: numpy only"),
 ]
 
-EPSILON, DELTA, N_RUNS = 2.0, 1e-2, 4000
+EPSILON, DELTA, N_RUNS = 2.0, 1e-2, 6000
 BALANCED = np.array([[-10.0], [10.0]])
 OTHERS = [np.repeat(BALANCED, 250, axis=0)] * 2
 DATASET = [BALANCED] + OTHERS

@@ -192,13 +192,13 @@ def test_exact_sampler_radial_law_matches_quadrature(scale, radius, seed_shift):
     directions = np.einsum("kb,bij->kij", coordinates, _square_root_basis(2))
     grid = np.linspace(1e-4, 12 * scale if radius is None else 0.6, 481)
     roots = (eta + grid[:, None, None, None] * directions[None]).reshape(-1, 2, 2)
-    positive = np.linalg.eigvalsh(roots)[:, 0] > 0
-    weight = np.zeros(len(roots))
-    weight[positive] = _geomstats_chart_volume(space, roots[positive])
+    # the volume density where the law has mass: positive roots, inside the ball if any
+    kept = np.flatnonzero(np.linalg.eigvalsh(roots)[:, 0] > 0)
     if radius is not None:
-        inside = to_numpy(space.metric.dist(to_backend(roots[positive] @ roots[positive]),
-                                            to_backend(center))) < radius
-        weight[np.flatnonzero(positive)[~inside]] = 0.0
+        kept = kept[to_numpy(space.metric.dist(to_backend(roots[kept] @ roots[kept]),
+                                               to_backend(center))) < radius]
+    weight = np.zeros(len(roots))
+    weight[kept] = _geomstats_chart_volume(space, roots[kept])
     density = np.exp(-grid / scale) * grid ** 2 * weight.reshape(len(grid), -1).mean(axis=1)
     cdf = np.concatenate([[0.0], np.cumsum((density[1:] + density[:-1]) / 2 * np.diff(grid))])
     cdf /= cdf[-1]

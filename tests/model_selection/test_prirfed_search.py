@@ -67,14 +67,15 @@ def searched():
     return search, list(caught), list(drawn)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_planted_clip_norm_is_chosen_at_large_epsilon(seed):
+def test_planted_clip_norm_is_chosen_at_large_epsilon():
     """C = 0.05 leaves the release about 3.7 from the data (d^2 / 2 about 7), C = 5 reaches
     their mean (about 0.25). With 20 Poisson runs on average the right C is missed with
     probability e^-10; the score's noise (4 agents' draws of std z B / 52 at the per-run
-    epsilon, about 0.3 in all at epsilon 60) is far below the gap."""
+    epsilon, about 0.3 in all at epsilon 60) is far below the gap. One seed:
+    a search that kept the worst score or never refit the chosen C fails on any seed, and
+    --seed-shift draws others."""
     search = _search(epsilon=60.0, budget=PrivacyBudget(60.0, 1e-5), mean_runs=20,
-                     random_state=shifted(seed)).fit(_agents(shifted(seed)))
+                     random_state=shifted(0)).fit(_agents(shifted(0)))
     assert search.best_params_ == {"clip_norm": 5.0}
     assert search.best_score_ > -2.0
     distance = np.linalg.norm(to_numpy(search.best_estimator_.estimate_) - CENTRE)

@@ -10,6 +10,10 @@ the neighbours grows like e^(k epsilon_run). The per-run calibration depends on 
 quantities only (identical in every audited run), so it is computed once. The searches
 make K runs (``max_runs=None``): a public number of runs changes the output law by at most
 P[K > k_max] and would multiply the audit's runs by k_max / E[K].
+
+Size: 400 runs per dataset (120 calibrate the event, 280 evaluate it), at confidence 0.95.
+Under seed shifts 0 to 3 the twin's lower bound was 2.09 to 3.16 against the one-run
+epsilon 1.45 it refutes, and the honest search's 0.44 to 0.94 against its claim 3.5.
 """
 
 import warnings
@@ -30,7 +34,7 @@ pytestmark = [
     pytest.mark.skipif(BACKEND != "numpy", reason="audits run thousands of fits: numpy only"),
 ]
 
-EPSILON, DELTA, N_RUNS, K = 3.5, 1e-3, 1000, 4
+EPSILON, DELTA, N_RUNS, K = 3.5, 1e-3, 400, 4
 DATASET = [[0.0]] * 12
 NEIGHBOUR = [[0.0]] * 11 + [[10.0]]
 AUDIT = {"delta": DELTA, "n_runs": N_RUNS, "confidence": 0.95,
