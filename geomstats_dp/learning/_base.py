@@ -1,7 +1,10 @@
 """What every private estimator shares with scikit-learn: parameters, budget, fitted state."""
 
+import functools
+
 from sklearn.base import BaseEstimator
 from sklearn.utils import TransformerTags
+from sklearn.utils._param_validation import make_constraint
 
 from geomstats_dp._dask import is_dask_array
 from geomstats_dp.learning.mechanisms.base import run_release
@@ -22,6 +25,22 @@ class PrivateEstimator(BaseEstimator):
     """
 
     _FITTED = ()
+
+    @classmethod
+    def _get_param_names(cls):
+        """scikit-learn's parameter names, read from ``__init__``'s signature once a
+        class (``get_params``, ``clone`` and the parameter validation ask for them on
+        every fit)."""
+        return list(_param_names(cls))
+
+    def _validate_params(self):
+        """scikit-learn's check of each parameter against ``_parameter_constraints``,
+        with the constraint objects built once a class: a value that meets one of its
+        constraints passes; any other goes through scikit-learn's check, which raises."""
+        params = self.get_params(deep=False)
+        if not all(any(constraint.is_satisfied_by(params[name]) for constraint in made)
+                   for name, made in _constraints(type(self)) if name in params):
+            super()._validate_params()
 
     def _remember_budget(self):
         """Record the budget active now (``with budget:``), the default of ``fit``."""
@@ -90,3 +109,15 @@ class PrivateEstimator(BaseEstimator):
         for name, value in {**fitted, **public}.items():
             setattr(self, name, value)
         return self
+
+
+@functools.cache
+def _param_names(cls):
+    return tuple(super(PrivateEstimator, cls)._get_param_names())
+
+
+@functools.cache
+def _constraints(cls):
+    return tuple((name, tuple(make_constraint(constraint) for constraint in constraints))
+                 for name, constraints in cls._parameter_constraints.items()
+                 if constraints != "no_validation")

@@ -31,6 +31,7 @@ guarantee, so the smallest one is reported):
 infinite epsilon. All events of a ledger must share one adjacency.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -94,6 +95,13 @@ def compose(events, delta, method="auto"):
     delta = check_probability(delta, "delta", allow_zero=True)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return _compose(events, delta, method)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compose(events, delta, method):
+    """``compose`` on checked arguments, remembered: a pure function of the public,
+    frozen events (a budget composes the same ledger on every fit of an estimator)."""
     ledger_adjacency(events)
     if not events:
         return Guarantee(0.0, delta, "empty")

@@ -134,18 +134,25 @@ def pilot_direction(fit, dataset, neighbour, *, n_runs, random_state):
 
 
 def estimator_fit(estimator, release=None):
-    """``fit((X, y), seed)``: ``release(fitted)`` (default ``estimate_``) of a clone of
+    """``fit((X, y), seed)``: ``release(fitted)`` (default ``estimate_``) of a new copy of
     ``estimator`` fitted on (X, y) (y None: on X) with ``random_state=seed`` and a fresh
-    budget of its own (epsilon, delta)."""
-    params = estimator.get_params()
+    budget of its own (epsilon, delta).
+
+    Each run builds a new estimator from the parameters of one clone made here (what
+    ``sklearn.base.clone`` does, less its deep copy of every parameter on every run: a fit
+    writes none of its parameters, scikit-learn's ``check_estimators_overwrite_params``),
+    so that no fitted state passes from one run to the next.
+    """
+    template = clone(estimator)
+    params = template.get_params(deep=False)
     release = release or (lambda fitted: fitted.estimate_)
 
     def fit(data, seed):
         X, y = data
-        model = clone(estimator).set_params(random_state=seed)
+        settings = {**params, "random_state": seed}
         if "budget" in params:
-            model.set_params(budget=PrivacyBudget(params["epsilon"],
-                                                  params.get("delta") or 0.0))
+            settings["budget"] = PrivacyBudget(params["epsilon"], params.get("delta") or 0.0)
+        model = type(template)(**settings)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tiny data: the noise dominates, by design
             fitted = model.fit(X) if y is None else model.fit(X, y)
