@@ -215,8 +215,7 @@ def _row_slice(indices):
 
 def gather_rows(data, rows):
     """``data[rows]``: for a numpy array and an index array, ``ndarray.take`` (the same
-    rows; on a batch of 105 SPD(2) records a third of the fancy index's cost, part of
-    the fixed cost of a DP-RSGD step)."""
+    rows at less cost than fancy indexing, part of the fixed cost of a DP-RSGD step)."""
     if isinstance(data, np.ndarray) and not isinstance(rows, slice):
         return data.take(rows, axis=0)
     return data[rows]

@@ -22,8 +22,51 @@ def quantile_event(epsilon, label="private quantile"):
                      label=label)
 
 
+def rank_utility(values, grid, quantile):
+    """-| #{i : v_i <= c} - q n | for every candidate c of ``grid``: sensitivity 1.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape=[n]
+    grid : numpy.ndarray, shape=[k]
+        Public, increasing candidates.
+    quantile : float
+
+    Returns
+    -------
+    utility : numpy.ndarray, shape=[k]
+    """
+    counts = np.searchsorted(np.sort(values), grid, side="right")
+    return -np.abs(counts - quantile * len(values))
+
+
+def interval_utility(values, grid, quantile):
+    """-dist(q n, [#{v < c}, #{v <= c}]) for every candidate c of ``grid``: the number of
+    values that must move for c to be a q-quantile. Sensitivity 1 (each count moves by
+    at most 1). Unlike ``rank_utility``, a candidate equal to many values scores 0: values
+    clamped to the grid's top choose the top rather than tie every candidate.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape=[n]
+    grid : numpy.ndarray, shape=[k]
+        Public, increasing candidates.
+    quantile : float
+
+    Returns
+    -------
+    utility : numpy.ndarray, shape=[k]
+    """
+    values = np.sort(values)
+    below = np.searchsorted(values, grid, side="left")
+    at_most = np.searchsorted(values, grid, side="right")
+    target = quantile * len(values)
+    return -(np.maximum(below - target, 0.0) + np.maximum(target - at_most, 0.0))
+
+
 def private_quantile(values, quantile, epsilon, rng, grid=DEFAULT_GRID,
-                     label="private quantile"):
+                     label="private quantile", utility=rank_utility,
+                     adjacency="replace_one"):
     """Release a grid point near the ``quantile`` of ``values``, epsilon-DP.
 
     Parameters
@@ -41,6 +84,11 @@ def private_quantile(values, quantile, epsilon, rng, grid=DEFAULT_GRID,
         The label of its ledger event (``quantile_event``): the release is reported as an
         exponential-mechanism stage (``privacy.stages.discrete_stage``) whose statistic
         is the utilities of the candidates, of sensitivity 1.
+    utility : callable
+        ``utility(values, grid, quantile)``, of sensitivity 1 under ``adjacency``:
+        ``rank_utility`` (the module's) or ``interval_utility``.
+    adjacency : str
+        The adjacency the stage is reported under.
 
     Returns
     -------
@@ -50,11 +98,10 @@ def private_quantile(values, quantile, epsilon, rng, grid=DEFAULT_GRID,
     epsilon = check_positive_finite(epsilon, "epsilon")
     grid = np.asarray(grid, dtype=np.float64)
     values = np.where(np.isfinite(values), values, np.inf)
-    counts = np.searchsorted(np.sort(values), grid, side="right")
-    utility = -np.abs(counts - quantile * len(values))
-    index = exponential_mechanism(utility, epsilon, 1.0, rng)
-    return discrete_stage(float(grid[index]), label=label,
-                          epsilon=epsilon, sensitivity=1.0, utility=utility)
+    scores = utility(values, grid, quantile)
+    index = exponential_mechanism(scores, epsilon, 1.0, rng)
+    return discrete_stage(float(grid[index]), label=label, epsilon=epsilon,
+                          sensitivity=1.0, utility=scores, adjacency=adjacency)
 
 
 def exponential_mechanism(utility, epsilon, sensitivity, rng):

@@ -7,7 +7,8 @@ ratings far larger than the data's, and the Gaussian noise of a huge epsilon fal
 as 1/sqrt(epsilon): with a C two orders of magnitude above what the users' statistics
 need, it still hides the item subspace at epsilon 1e6. This release first draws a private
 ``quantile`` of the users' largest absolute centred rating, h_hat (the exponential
-mechanism on the public grid h_C x ``SCALE_GRID``, ``scale_utility``), and the release
+mechanism on the public grid h_C x ``SCALE_GRID``, ``privacy.quantile`` with
+``scale_utility``), and the release
 then runs with
 
     h = min(h_C, h_hat),    C = min(C, sqrt(3/8) h^2),
@@ -29,8 +30,11 @@ import dataclasses
 
 import numpy as np
 
-from geomstats_dp.privacy.quantile import exponential_mechanism, quantile_event
-from geomstats_dp.privacy.stages import discrete_stage
+from geomstats_dp.privacy.quantile import (
+    interval_utility,
+    private_quantile,
+    quantile_event,
+)
 
 SCALE_GRID = np.geomspace(1e-3, 1.0, 37)  # candidates for h / h_C: 12 a decade
 CLIP_PER_SQUARED_HALF_WIDTH = float(np.sqrt(3 / 8))  # C = sqrt(3/8) h^2
@@ -53,11 +57,10 @@ def largest_ratings(ratings):
 
 
 def scale_utility(values, grid, quantile):
-    """Minus the number of values that must move for each candidate to be a quantile.
-
-    Values above the grid count as its top candidate (the public bound), so that data
+    """``privacy.quantile.interval_utility`` of the values clamped to the grid's top:
+    values above the grid count as its top candidate (the public bound), so that data
     beyond a tight bound choose the bound itself rather than tie every candidate (the
-    rank utility of ``privacy.quantile`` would).
+    rank utility of ``privacy.quantile`` would). Sensitivity 1.
 
     Parameters
     ----------
@@ -70,13 +73,8 @@ def scale_utility(values, grid, quantile):
     Returns
     -------
     utility : numpy.ndarray, shape=[k]
-        -dist(q n, [#{v < c}, #{v <= c}]) for every candidate c; sensitivity 1.
     """
-    values = np.sort(np.minimum(values, grid[-1]))
-    below = np.searchsorted(values, grid, side="left")
-    at_most = np.searchsorted(values, grid, side="right")
-    target = quantile * len(values)
-    return -(np.maximum(below - target, 0.0) + np.maximum(target - at_most, 0.0))
+    return interval_utility(np.minimum(values, grid[-1]), grid, quantile)
 
 
 def scale_event(spec):
@@ -103,13 +101,10 @@ def tightened(spec, blocks, rng):
     if spec.scale is None:
         return spec
     largest = np.concatenate([np.zeros(0)] + [largest_ratings(block) for _, block in blocks])
-    grid = spec.half_width * SCALE_GRID
-    utility = scale_utility(largest, grid, spec.scale.quantile)
-    index = discrete_stage(
-        exponential_mechanism(utility, spec.scale.epsilon, 1.0, rng),
-        label=spec.scale_label, epsilon=spec.scale.epsilon, sensitivity=1.0,
-        utility=utility, adjacency="user_level")
-    half_width = min(spec.half_width, float(grid[index]))
+    scale = private_quantile(largest, spec.scale.quantile, spec.scale.epsilon, rng,
+                             grid=spec.half_width * SCALE_GRID, label=spec.scale_label,
+                             utility=scale_utility, adjacency="user_level")
+    half_width = min(spec.half_width, scale)
     return dataclasses.replace(
         spec, half_width=half_width, scale=None,
         clip_norm=min(spec.clip_norm, CLIP_PER_SQUARED_HALF_WIDTH * half_width**2))
