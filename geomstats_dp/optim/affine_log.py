@@ -124,9 +124,8 @@ class AffineLogSums:
         # ``whiten``'s two products on the same operands (the same values), without its
         # batch reshapes: seven tensor calls fewer on pytorch
         whitened = self.inverse @ record.T @ self.whitening
-        if not math.isfinite(float(whitened.sum())) and self._finite_factor() and not bool(
-                (gs.abs(whitened) < math.inf).all()):  # as ``eigen``: it adds nothing
-            return gs.zeros_like(self.base_point)
+        if not self._eigh_as_is(whitened) and not bool((gs.abs(whitened) < math.inf).all()):
+            return gs.zeros_like(self.base_point)  # as ``eigen``: it adds nothing
         eigvals, eigvecs = gs.linalg.eigh(whitened)
         logs = gs.log(eigvals)
         norm = math.sqrt(float((logs * logs).sum())) * self.norm_factor
@@ -167,7 +166,7 @@ class AffineLogSums:
         eigvals : array-like, shape=[k, n]
         eigvecs : array-like, shape=[k, n, n]
         """
-        if math.isfinite(float(whitened.sum())) or not self._finite_factor():
+        if self._eigh_as_is(whitened):
             return gs.linalg.eigh(whitened)
         k, n = whitened.shape[0], whitened.shape[-1]
         finite = (gs.abs(whitened) < math.inf).reshape((k, n * n)).all(-1)
@@ -175,8 +174,11 @@ class AffineLogSums:
                                                    gs.eye(n)))
         return gs.where(finite[:, None], eigvals, math.nan), eigvecs
 
-    def _finite_factor(self):
-        return math.isfinite(float(self.inverse.sum()))
+    def _eigh_as_is(self, whitened):
+        """Whether ``eigh`` takes the whitened matrices as they are: every sum finite, or
+        the point's own factor not finite (``eigen``)."""
+        return (math.isfinite(float(whitened.sum()))
+                or not math.isfinite(float(self.inverse.sum())))
 
     def from_eigen(self, eigvals, eigvecs):
         """``__call__``'s norms and weighted sum from W_i = U_i diag(l_i) U_i^T.
