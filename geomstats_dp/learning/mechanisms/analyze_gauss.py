@@ -112,6 +112,26 @@ def private_moment(X, data_norm, mean_event, rng):
     return bounded_second_moment(X, data_norm, mean, squared), mean
 
 
+def start_shrunk_eigenvectors(matrix, start, weight):
+    """Eigenvectors of M + tau W0 W0^T by decreasing eigenvalue (post-processing of M).
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray, shape=[n_features, n_features]
+        M, the released symmetric matrix.
+    start : numpy.ndarray, shape=[n_features] or [n_features, k]
+        W0, orthonormal columns (``pca_gradient.start_basis``).
+    weight : float
+        tau >= 0 (0: the eigenvectors of M).
+
+    Returns
+    -------
+    eigenvectors : numpy.ndarray, shape=[n_features, n_features]
+    """
+    start = np.reshape(start, (len(matrix), -1))
+    return np.linalg.eigh(matrix + weight * (start @ start.T))[1][:, ::-1]
+
+
 def explained(top, rest, n_features):
     """explained_variance_, _ratio_ and noise_variance_ (the rest over the p - k other
     directions, as scikit-learn's PCA) from released variances (negatives floored)."""
