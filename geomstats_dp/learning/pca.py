@@ -4,13 +4,14 @@ Stiefel manifold (``learning.mechanisms.analyze_gauss``, ``mechanisms.pca_gradie
 
 import math
 import warnings
+from numbers import Real
 from typing import ClassVar
 
 import geomstats.backend as gs
 import numpy as np
 from scipy import sparse
 from sklearn.base import TransformerMixin
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from geomstats_dp._backend import to_backend, to_numpy
@@ -78,6 +79,11 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
       manifold (gradients of norm <= B^2: the module docstring; sensitivity 2 B^2 / n
       per step), then the variances along the components (sensitivity sqrt(2) B^2 / n,
       share ``VARIANCE_SHARE``; ``mechanisms.pca_gradient``);
+    - ``start_shrinkage`` c > 0 ("analyze_gauss" only): the top-k eigenvectors of the
+      noisy matrix plus tau P0, P0 the projector on the public start ``start_basis`` and
+      tau = c 2 sigma sqrt(p) the public scale of the noise matrix's spectral norm;
+      post-processing of the same release (the same adjacency, sensitivity and events;
+      ``AnalyzeGaussRelease``);
     - ``method="auto"`` (default): "analyze_gauss" up to ``AUTO_MAX_FEATURES``
       features, "rgd" above (``auto_method``: a public rule, measured in the baseline
       benchmark); ``method_`` records the choice.
@@ -97,6 +103,11 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
     mean_budget_fraction : float
         With ``centering="private_mean"``, the share of mu^2 spent on the mean, in (0, 1).
     method : {"auto", "analyze_gauss", "rgd"}
+    start_shrinkage : float
+        "analyze_gauss": c >= 0, the weight of the public start added to the noisy
+        matrix in units of the noise's spectral norm; default 0 (Analyze Gauss's
+        eigenvectors; measured in docs/benchmarks/pca.md, "Shrinking towards the public
+        start").
     n_iter : int, optional
         "rgd": the number of steps; default ``PCA_ITER_FACTOR`` times the Frechet
         mean's (``mechanisms.pca_gradient``).
@@ -169,11 +180,12 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
         "centering": [StrOptions(set(CENTERINGS))],
         "mean_budget_fraction": PROBABILITY,
         "method": [StrOptions({"auto", *MECHANISMS})],
+        "start_shrinkage": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(self, n_components=1, epsilon=1.0, delta=1e-5, data_norm=None,
-                 centering="private_mean", mean_budget_fraction=0.1, method="auto", n_iter=None,
-                 step_size=None, output=None, noise_method="transport", budget=None,
+                 centering="private_mean", mean_budget_fraction=0.1, method="auto",
+                 start_shrinkage=0.0, n_iter=None, step_size=None, output=None, noise_method="transport", budget=None,
                  random_state=None, secure=False, verbose=False):
         self.n_components = n_components
         self.epsilon = epsilon
@@ -182,6 +194,7 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
         self.centering = centering
         self.mean_budget_fraction = mean_budget_fraction
         self.method = method
+        self.start_shrinkage = start_shrinkage
         self.n_iter = n_iter
         self.step_size = step_size
         self.output = output
@@ -216,7 +229,7 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
             n_samples=n_samples, n_components=self.n_components,
             data_norm=float(self.data_norm), epsilon=self.epsilon, delta=self.delta,
             mean_share=self.mean_budget_fraction if self.centering == "private_mean" else 0.0,
-            label=type(self).__name__, **self._gradient_settings(method, n_features))
+            label=type(self).__name__, **self._method_settings(method, n_features))
         return self._fit_release(budget, method, mechanism, data, None)
 
     def _finish(self, fitted):
@@ -230,10 +243,10 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
         fitted.update(data_norm_=float(self.data_norm), n_features_in_=n_features)
         return fitted
 
-    def _gradient_settings(self, method, n_features):
-        """The settings only DP-RGD takes."""
+    def _method_settings(self, method, n_features):
+        """The settings only one method takes."""
         if method != "rgd":
-            return {}
+            return {"start_shrinkage": float(self.start_shrinkage)}
         return {"n_features": n_features, "n_iter": self.n_iter,
                 "step_size": self.step_size, "output": self.output,
                 "noise_method": self.noise_method, "verbose": self.verbose}

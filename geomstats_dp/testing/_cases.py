@@ -247,10 +247,12 @@ def _pca_reference(X, y=None):
 
 def _pca_cases():
     X = to_backend(_pca_data())
-    return [Case(f"PrivatePCA(method={method!r})",
-                 PrivatePCA(1, data_norm=1.0, method=method, random_state=SEED), X,
+    settings = [{"method": method} for method in ("auto", "analyze_gauss", "rgd")] + [
+        {"method": "analyze_gauss", "start_shrinkage": 1.0}]
+    return [Case("PrivatePCA(" + ",".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")",
+                 PrivatePCA(1, data_norm=1.0, random_state=SEED, **kwargs), X,
                  reference=_pca_reference, distance=subspace_distance, tolerance=5e-2)
-            for method in ("auto", "analyze_gauss", "rgd")]
+            for kwargs in settings]
 
 
 def _matrix_completion_cases():

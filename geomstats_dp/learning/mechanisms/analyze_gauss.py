@@ -112,6 +112,45 @@ def private_moment(X, data_norm, mean_event, rng):
     return bounded_second_moment(X, data_norm, mean, squared), mean
 
 
+def start_basis(n_features, n_components):
+    """The fixed, data-independent start: an orthonormal basis drawn once with seed 0.
+
+    Not a coordinate basis: on images, coordinate directions are often constant pixels,
+    where every record's gradient vanishes (a saddle point the run never leaves).
+
+    Returns
+    -------
+    basis : numpy.ndarray, shape=[n_features] (one component) or [n_features, k]
+    """
+    rng = np.random.default_rng(0)
+    basis = np.linalg.qr(rng.standard_normal((n_features, n_components)))[0]
+    return basis[:, 0] if n_components == 1 else basis
+
+
+def start_shrunk_eigh(matrix, start, weight):
+    """Eigenvectors u_i of M + tau W0 W0^T by decreasing eigenvalue, with the variances
+    u_i^T M u_i they have in M (post-processing of M; tau = 0: M's own eigenpairs).
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray, shape=[n_features, n_features]
+        M, the released symmetric matrix.
+    start : numpy.ndarray, shape=[n_features] or [n_features, k]
+        W0, orthonormal columns (``start_basis``).
+    weight : float
+        tau >= 0.
+
+    Returns
+    -------
+    variances : numpy.ndarray, shape=[n_features]
+    eigenvectors : numpy.ndarray, shape=[n_features, n_features]
+    """
+    start = np.reshape(start, (len(matrix), -1))
+    values, vectors = np.linalg.eigh(matrix + weight * (start @ start.T))
+    values = values - weight * np.sum((start.T @ vectors) ** 2, axis=0)
+    return values[::-1], vectors[:, ::-1]
+
+
 def explained(top, rest, n_features):
     """explained_variance_, _ratio_ and noise_variance_ (the rest over the p - k other
     directions, as scikit-learn's PCA) from released variances (negatives floored)."""
@@ -126,6 +165,14 @@ def explained(top, rest, n_features):
 @dataclass(frozen=True)
 class AnalyzeGaussRelease(Mechanism):
     """One noisy second-moment matrix, its top-k eigenvectors and eigenvalues.
+
+    With ``start_shrinkage`` c > 0, the top-k eigenvectors of M + tau P0 are released
+    instead (``start_shrunk_eigh``): M the noisy matrix, P0 the projector on the public
+    start ``start_basis(p, k)``, tau = c 2 sigma sqrt(p) the public scale of
+    the noise matrix's spectral norm (``noise_scale``). Post-processing of M: the
+    adjacency, the sensitivity and the events are those of c = 0. With no signal above
+    the noise and c large the release is the start; with a gap far above tau it is
+    Analyze Gauss's. The variances released are u^T M u along the components.
 
     ``noise_ratio_`` (``noise_ratio``): the expected spectral norm of the noise matrix,
     about 2 sigma sqrt(p), over ``SIGNAL_FRACTION`` B^2, public (a function of n, p,
@@ -145,6 +192,8 @@ class AnalyzeGaussRelease(Mechanism):
     mean_share : float
         The share of mu^2 spent on a private mean subtracted first (0: none, the rows
         used as they are).
+    start_shrinkage : float
+        c >= 0 (0: Analyze Gauss's eigenvectors).
     label : str
         The estimator's name, the start of the events' labels.
     """
@@ -157,6 +206,7 @@ class AnalyzeGaussRelease(Mechanism):
     epsilon: float
     delta: float
     mean_share: float = 0.0
+    start_shrinkage: float = 0.0
     label: str = "PrivatePCA"
 
     @functools.cached_property
@@ -178,11 +228,14 @@ class AnalyzeGaussRelease(Mechanism):
         return (() if self.mean_event is None else (self.mean_event,)) + (
             self.matrix_event,)
 
+    def noise_scale(self, n_features):
+        """2 sigma sqrt(p), the noise matrix's expected spectral norm: public."""
+        return 2 * self.matrix_event.noise_std * math.sqrt(n_features)
+
     def noise_ratio(self, n_features):
         """2 sigma sqrt(p) / (SIGNAL_FRACTION B^2) = 2 sqrt(2) z sqrt(p) / (n SIGNAL_FRACTION):
         scale-free, public."""
-        noise = 2 * self.matrix_event.noise_std * math.sqrt(n_features)
-        return noise / (SIGNAL_FRACTION * self.data_norm**2)
+        return self.noise_scale(n_features) / (SIGNAL_FRACTION * self.data_norm**2)
 
     def release(self, data, weights, rng):
         k = self.n_components
@@ -193,8 +246,10 @@ class AnalyzeGaussRelease(Mechanism):
         matrix = noisy_matrix(moment, noise_std, rng, **stage_of(self.matrix_event))
         if on_dask:  # the noise is drawn; the workers reduce their chunks of rows
             (matrix,) = _dask.compute(matrix)
-        eigenvalues, eigenvectors = np.linalg.eigh(matrix)
-        eigenvalues, eigenvectors = eigenvalues[::-1], eigenvectors[:, ::-1]
+        n_features = len(mean)
+        eigenvalues, eigenvectors = start_shrunk_eigh(
+            matrix, start_basis(n_features, k),
+            self.start_shrinkage * self.noise_scale(n_features))
         ratio = self.noise_ratio(len(mean))
         NoiseDominatesWarning.warn_if(ratio, (
             "the noise matrix's expected spectral norm is {ratio} times "

@@ -55,6 +55,7 @@ from geomstats_dp.learning.mechanisms.analyze_gauss import (
     explained,
     pca_event,
     private_rows,
+    start_basis,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
@@ -73,21 +74,6 @@ PCA_ITER_FACTOR = 6
 RGD_MAX_STEP = 0.5
 # the default DP-RGD run must contract the model problem by exp(-3) at least
 MIN_CONTRACTION = 3.0
-
-
-def start_basis(n_features, n_components):
-    """The fixed, data-independent start: an orthonormal basis drawn once with seed 0.
-
-    Not a coordinate basis: on images, coordinate directions are often constant pixels,
-    where every record's gradient vanishes (a saddle point the run never leaves).
-
-    Returns
-    -------
-    basis : numpy.ndarray, shape=[n_features] (one component) or [n_features, k]
-    """
-    rng = np.random.default_rng(0)
-    basis = np.linalg.qr(rng.standard_normal((n_features, n_components)))[0]
-    return basis[:, 0] if n_components == 1 else basis
 
 
 def pca_space(n_features, n_components):
