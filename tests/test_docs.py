@@ -27,6 +27,7 @@ def test_site_builds_strictly_with_api_and_tutorials(tmp_path):
     the names of its ``__all__``; each notebook page carries its stored plots."""
     build = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        check=False,
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -70,9 +71,12 @@ def test_site_builds_strictly_with_api_and_tutorials(tmp_path):
 
 
 # An ASCII formula in prose: a square root written sqrt(...), a power written with a caret
-# (sigma^2, 10^5, S^2, e^(-r)) or an inequality written <= or >=. TeX ($...$, $$...$$)
+# (sigma^2, 10^5, S^2, e^(-r)), an inequality written <= or >=, a function applied in
+# plain text (min(1, C / |g|), exp(-x), log(1 + q)), a TeX subscript outside $...$
+# (B_{D/2}), k_max, or a division by eps (Delta/eps, 4D/(n eps)). TeX ($...$, $$...$$)
 # is expected there; code (blocks and spans) may write anything.
-ASCII_FORMULA = re.compile(r"\bsqrt\(|[\w)\]]\^[-\w({]|<=|>=")
+ASCII_FORMULA = re.compile(r"\bsqrt\(|[\w)\]]\^[-\w({]|<=|>=|\b(?:min|max|exp|log)\("
+                           r"|[A-Za-z]_\{|\b[a-z]_max\b|/\s*\(?(?:n )?eps\b")
 
 
 def _prose(html):
@@ -111,10 +115,30 @@ def test_ascii_formula_check_finds_ascii_and_passes_tex():
     renderer = markdown.Markdown(extensions=["pymdownx.arithmatex", "pymdownx.superfences"],
                                  extension_configs={"pymdownx.arithmatex": {"generic": True}})
     for ascii_text in ("noise sigma^2 at 10^5 steps", "a bound sqrt(n) on it",
-                       "for n <= 30", "at e^(-r) rate", "on S^2"):
+                       "for n <= 30", "at e^(-r) rate", "on S^2", "g min(1, C / |g|)",
+                       "Bernoulli(exp(-x))", "in log(1 + q)", "the ball B_{D/2}(I)",
+                       "makes k_max runs", "sigma = Delta/eps", "sigma = 4D/(n eps)"):
         assert ASCII_FORMULA.search(_prose(renderer.convert(ascii_text))), ascii_text
     for clean in (r"noise $\sigma^2$ at $10^5$ steps, $n \leq 30$",
                   "$$\n\\sqrt{n} \\geq 1\n$$", "call `x ** 2` or `a <= b`",
                   "```python\nx = sqrt(y) ** 2  # y >= 0\n```",
-                  "the sample-to-sample step -> done, 2-3 seeds, x > 0"):
+                  "the sample-to-sample step -> done, 2-3 seeds, x > 0",
+                  r"$g \min(1, C / \lVert g \rVert)$ and $\sigma = \Delta / \varepsilon$",
+                  "the minimum (min) of the exponent, max_runs=None at eps = 1"):
         assert not ASCII_FORMULA.search(_prose(renderer.convert(clean))), clean
+
+
+@pytest.mark.backend_independent
+def test_every_benchmark_page_states_its_machine_load_and_ratios():
+    """Each page of docs/benchmarks opens with its measurement conditions: the machine,
+    the load during the run and what its ratios compare (the same run)."""
+    pages = sorted((DOCS / "benchmarks").glob("*.md"))
+    assert len(pages) > 10
+    missing = []
+    for page in pages:
+        head = page.read_text().split("\n## ", 1)[0]
+        box = head.split('!!! info "Measurement conditions"', 1)
+        if len(box) < 2 or not all(f"- **{entry}:**" in box[1]
+                                   for entry in ("Machine", "Load", "Ratios")):
+            missing.append(page.name)
+    assert not missing, f"no measurement conditions (machine, load, ratios): {missing}"

@@ -206,12 +206,14 @@ def _noise_free_als(ratings, rank, n_iter=30):
     return factors, items[:, 0] + users[:, :1] + users[:, 1:] @ factors.T
 
 
-def test_als_converges_at_a_huge_epsilon_with_default_ridge_and_iterations():
+@pytest.mark.parametrize("method", ["als", "auto"])
+def test_als_converges_at_a_huge_epsilon_with_default_ridge_and_iterations(method):
     """Issue 31 item 3: entries of scale 0.26 (unit user factors), public range (-1, 1),
-    epsilon 1e6, every other setting at its default. The item subspace span(1, W) and the
-    hidden entries are recovered in every draw, within a margin of what noise-free,
-    unregularised ALS (above, independent of the package) reaches on the same draw; a
-    fixed ridge of 1 (the former default) misses the hidden entries by 12-24%."""
+    epsilon 1e6, every other setting at its default ("auto": the private choice of the
+    model, which keeps rank 2). The item subspace span(1, W) and the hidden entries are
+    recovered in every draw, within a margin of what noise-free, unregularised ALS (above,
+    independent of the package) reaches on the same draw; a fixed ridge of 1 (the former
+    default) misses the hidden entries by 12-24%."""
     ones, excess = np.ones((30, 1)), []
     for seed in range(6):
         rng = np.random.default_rng(shifted(100 + seed))
@@ -223,9 +225,10 @@ def test_als_converges_at_a_huge_epsilon_with_default_ridge_and_iterations():
         exact_angle = subspace_angles(np.c_[ones, factors], np.c_[ones, basis]).max()
         exact_error = np.sqrt(np.mean((completed - full)[hidden] ** 2) / np.mean(full**2))
         est = PrivateMatrixCompletion(rank=2, epsilon=1e6, rating_range=(-1.0, 1.0),
-                                      method="als", random_state=seed)
+                                      method=method, random_state=seed)
         est.fit(to_backend(ratings))
-        assert est.regularization_ < 0.01
+        assert est.method_ == ("als" if method == "als" else "select")
+        assert est.rank_ == 2 and est.regularization_ < 0.01
         angle = subspace_angles(np.c_[ones, est.components_.T], np.c_[ones, basis]).max()
         assert angle < exact_angle + 0.08, (seed, angle, exact_angle)
         predicted = est.predict(ratings)
