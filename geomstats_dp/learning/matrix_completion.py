@@ -39,6 +39,7 @@ from geomstats_dp.learning._gradient_methods import (
 from geomstats_dp.learning._gradient_plan import GRADIENT_METHODS
 from geomstats_dp.learning._local_completion import (
     centred_ratings,
+    complete_offsets,
     complete_rows,
     fit_users,
     rmse,
@@ -49,14 +50,15 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
 )
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
+from geomstats_dp.learning.mechanisms.item_means import ItemMeansRelease
 from geomstats_dp.learning.mechanisms.rank_choice import informed_choice, rank_choice
 
 __all__ = ["MatrixCompletionLoss", "PrivateMatrixCompletion", "rmse"]
 
 MC_FITTED = GRADIENT_FITTED + ("components_", "item_factors_", "item_offsets_",
-                               "regularization_", "rank_", "n_features_in_",
-                               "rating_scale_")
-ALS_METHODS = ("auto", "select", "als")
+                               "regularization_", "rank_", "user_offsets_",
+                               "n_features_in_", "rating_scale_")
+ALS_METHODS = ("auto", "select", "als", "means")
 GRADIENT_REGULARIZATION = 1e-3
 
 
@@ -289,11 +291,13 @@ class PrivateMatrixCompletion(PrivateEstimator):
         n_users, n_items = data.shape
         method = self.method
         if method == "auto":
-            method = "select" if informed_choice(n_users, self.epsilon) else "als"
+            method = "select" if informed_choice(n_users, self.epsilon) else "means"
         if method == "select":
             mechanism = rank_choice(self._als_mechanism(n_users))
         elif method == "als":
             mechanism = self._als_mechanism(n_users)
+        elif method == "means":
+            mechanism = self._means_mechanism(n_users)
         else:
             mechanism = self._gradient_mechanism(public_size(self, n_users), n_items)
         return self._fit_release(budget, method, mechanism, data, None)
@@ -307,6 +311,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
         fitted.setdefault("item_offsets_", np.zeros(len(basis)))
         fitted.setdefault("regularization_", self._regularization())
         fitted.setdefault("rank_", basis.shape[1])
+        fitted.setdefault("user_offsets_", True)
         fitted.setdefault("rating_scale_", None)
         fitted["n_features_in_"] = len(basis)
         return fitted
@@ -340,9 +345,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
     def _als_mechanism(self, n_users):
         """The DP-ALS spec of this fit (public quantities only): the private scale where
         no public range gives it, then T + 1 Gaussian releases on the rest of epsilon."""
-        scale = None
-        if self.rating_range is None and self.clip_quantile is not None:
-            scale = AutoClip(self.clip_quantile, self.clip_budget_fraction * self.epsilon)
+        scale = self._scale()
         epsilon = self.epsilon - (scale.epsilon if scale else 0.0)
         return AlternatingLeastSquaresRelease(
             n_samples=n_users, rank=self.rank, epsilon=epsilon, delta=self.delta,
@@ -351,6 +354,22 @@ class PrivateMatrixCompletion(PrivateEstimator):
             regularization=self.regularization, half_width=self._half_width(),
             rating_range=self.rating_range, offset=self._offset(),
             label=type(self).__name__)
+
+    def _scale(self):
+        """The private rating scale where no public range gives it (``clip_quantile``)."""
+        if self.rating_range is None and self.clip_quantile is not None:
+            return AutoClip(self.clip_quantile, self.clip_budget_fraction * self.epsilon)
+        return None
+
+    def _means_mechanism(self, n_users):
+        """The item means' spec (public quantities only): the private scale where no
+        public range gives it, then one Gaussian release on the rest of epsilon."""
+        scale = self._scale()
+        return ItemMeansRelease(
+            n_samples=n_users, epsilon=self.epsilon - (scale.epsilon if scale else 0.0),
+            delta=self.delta, half_width=self._half_width(),
+            clip_norm=self._als_clip_norm(), rating_range=self.rating_range,
+            offset=self._offset(), label=type(self).__name__, scale=scale)
 
     def _gradient_mechanism(self, n_samples, n_items):
         """The gradient release on the Grassmannian (public quantities only)."""
@@ -439,10 +458,14 @@ class PrivateMatrixCompletion(PrivateEstimator):
             offset + b_j where ``rank_`` is 0; clipped to ``rating_range`` if given.
         """
         ratings = self._user_ratings(X)
-        if self.rank_ == 0:  # the item means: no user fit
-            return np.broadcast_to(self.item_offsets_ + self._offset(), ratings.shape).copy()
-        completed = complete_rows(self.item_offsets_, self.item_factors_, ratings,
-                                  self.regularization_) + self._offset()
+        if self.rank_ == 0 and self.user_offsets_:  # the item means and own offsets
+            completed = complete_offsets(self.item_offsets_, ratings) + self._offset()
+        elif self.rank_ == 0:  # the item means: no user fit
+            completed = np.broadcast_to(self.item_offsets_ + self._offset(),
+                                        ratings.shape).copy()
+        else:
+            completed = complete_rows(self.item_offsets_, self.item_factors_, ratings,
+                                      self.regularization_) + self._offset()
         if self.rating_range is None:
             return completed
         return np.clip(completed, *(float(bound) for bound in self.rating_range))

@@ -1,0 +1,172 @@
+"""Where ``PrivateMatrixCompletion``'s rank-0 release and its ``method="auto"`` rule come
+from: synthetic matrices only (issue 31, "never below the trivial answer").
+
+``python -m benchmarks matrix_completion_rank0``. On the problems of
+``matrix_completion_defaults`` (public range [-1, 1], 20% of the observed ratings held
+out, epsilon in (0.1, 1, 10)) with its five kinds of rows (rank 4, rank 1, item means
+alone, and the two heavy-tailed kinds of ``synthetic_problem``), 5, 10, 20 or 60 items
+(5: few items), other draws (three each), each setting a release at the whole epsilon:
+
+* ``als``: DP-ALS alone (``method="als"``; the rule's branch before this run);
+* ``select|raw``: the private choice as it was (its rank-0 candidate the unshrunk item
+  means, ``RankChoiceRelease(rank0=("raw",))``);
+* ``select``: the choice with the two rank-0 candidates of ``rank_choice.RANK0`` (the
+  shrunk item means, and each user adding their own shrunk offset);
+* ``means``: the rank-0 release alone (``method="means"``, ``mechanisms.item_means``);
+* ``item_means``: the private item means (``baseline_suites.matrix_completion``), the
+  trivial answer every ratio is taken against.
+
+A rule picks, from public quantities only, the choice where a tenth of epsilon times the
+number of users reaches K, else a one-candidate release. The rule before this run:
+``select|raw`` at K = 100, else ``als``. Candidates: the choice ``select|raw`` or
+``select``, the other branch ``als`` or ``means``, K in ``THRESHOLDS``.
+
+The decision rule, stated before the run: each cell's error is the held-out RMSE over
+the item means' on the same split; a class is an (n_users, n_items, epsilon) triple (the
+public quantities; 30 cells: five kinds, two observed fractions, three draws). A
+candidate rule is admissible if in every class where it releases differently from the
+rule before, its mean ratio is not above that rule's by more than two paired standard
+errors (it wins or ties every class it touches). The admissible rule of lowest mean ratio
+over every cell is adopted if that mean beats the rule before by more than two paired
+standard errors; otherwise nothing changes. Reported with it: the classes where a rule
+loses to the item means by more than two standard errors.
+
+Results: ``results/matrix_completion_rank0.csv``; the summary printed at the end is quoted
+on ``docs/benchmarks/matrix_completion.md``.
+"""
+
+import csv
+import dataclasses
+import itertools
+
+import numpy as np
+
+from benchmarks.accounting import write_csv
+from benchmarks.baseline_suites.matrix_completion import private_item_means
+from benchmarks.matrix_completion_defaults import (
+    DELTA,
+    EPSILONS,
+    HEAVY_KINDS,
+    KINDS,
+    N_USERS,
+    OBSERVED,
+    RANGE,
+    _completed,
+    _spec,
+    scored_rows,
+)
+from geomstats_dp.learning._local_completion import complete_offsets, rmse
+from geomstats_dp.learning.mechanisms.item_means import ItemMeansRelease
+from geomstats_dp.learning.mechanisms.rank_choice import rank_choice
+
+N_ITEMS = (5, 10, 20, 60)
+N_DRAWS = 3
+THRESHOLDS = (30.0, 100.0, 300.0, 1000.0, np.inf)
+EARLIER = ("select|raw", "als", 100.0)
+
+
+def _means_completed(fitted, train):
+    """What ``predict`` returns for a rank-0 release with the users' own offsets."""
+    return np.clip(complete_offsets(fitted["item_offsets_"], train), *RANGE)
+
+
+def _errors(train, test, epsilon, seed):
+    """(setting, error) of every setting on one split."""
+    n_users = len(train)
+    choice = rank_choice(_spec(n_users, epsilon))
+    settings = {"als": _spec(n_users, epsilon),
+                "select|raw": dataclasses.replace(choice, rank0=("raw",)),
+                "select": choice}
+    for name, spec in settings.items():
+        fitted = spec.release(train, None, np.random.default_rng(seed))
+        if fitted.get("rank_") == 0 and fitted["user_offsets_"]:
+            yield name, rmse(_means_completed(fitted, train), test)
+        else:
+            yield name, rmse(_completed(fitted, train), test)
+    means = ItemMeansRelease(n_samples=n_users, epsilon=epsilon, delta=DELTA,
+                             half_width=1.0, clip_norm=float(np.sqrt(3 / 8)),
+                             rating_range=RANGE, offset=0.0)
+    fitted = means.release(train, None, np.random.default_rng(seed))
+    yield "means", rmse(_means_completed(fitted, train), test)
+    item, _ = private_item_means(train, RANGE, epsilon, DELTA, np.random.default_rng(seed))
+    yield "item_means", rmse(np.broadcast_to(item, train.shape), test)
+
+
+def run(output_dir, quick=False):
+    """Score every setting on every synthetic problem; write the CSV and the summary."""
+    problems = list(itertools.product(N_USERS, N_ITEMS, {**KINDS, **HEAVY_KINDS},
+                                      OBSERVED, range(N_DRAWS)))
+    # other draws than matrix_completion_defaults' and matrix_completion_scores'
+    rows = scored_rows(problems[:2] if quick else problems, _errors, first_seed=20_000)
+    write_csv(output_dir / "matrix_completion_rank0.csv", rows)
+    summarize(rows)
+
+
+def _table(rows):
+    """Cell keys [n_cells, 4] (n_users, n_items, epsilon, kind) and each setting's ratio
+    to the item means [n_cells]."""
+    cells = {}
+    for row in rows:
+        key = (int(row["n_users"]), int(row["n_items"]), float(row["epsilon"]), row["kind"],
+               float(row["observed"]), int(row["draw"]))
+        cells.setdefault(key, {})[row["setting"]] = float(row["error"])
+    keys = list(cells)
+    ratios = {name: np.array([cells[key][name] / cells[key]["item_means"] for key in keys])
+              for name in cells[keys[0]]}
+    return keys, ratios
+
+
+def _released(keys, ratios, rule):
+    """The ratio of a rule (choice, other branch, K) per cell."""
+    choice, other, threshold = rule
+    informed = np.array([0.1 * epsilon * n_users >= threshold
+                         for n_users, _, epsilon, *_ in keys])
+    return np.where(informed, ratios[choice], ratios[other]), informed
+
+
+def _by_class(keys, values):
+    """Mean and standard error of ``values`` per (n_users, n_items, epsilon) class."""
+    classes = {}
+    for key, value in zip(keys, values):
+        classes.setdefault(key[:3], []).append(value)
+    return {c: (np.mean(v), np.std(v, ddof=1) / np.sqrt(len(v))) for c, v in classes.items()}
+
+
+def summarize(rows):
+    """Print every rule's mean ratio, its classes lost against the rule before and
+    against the item means, and the adopted rule (the module docstring's decision)."""
+    keys, ratios = _table(rows)
+    earlier, earlier_informed = _released(keys, ratios, EARLIER)
+    admissible = {}
+    for rule in itertools.product(("select|raw", "select"), ("als", "means"), THRESHOLDS):
+        values, informed = _released(keys, ratios, rule)
+        differs = (rule[0] != EARLIER[0]) & informed | (rule[1] != EARLIER[1]) & ~informed
+        differs |= informed != earlier_informed
+        touched = {key[:3] for key, d in zip(keys, differs) if d}
+        losses = [c for c, (mean, se) in _by_class(keys, values - earlier).items()
+                  if c in touched and mean > 2 * se]
+        lost = [c for c, (mean, se) in _by_class(keys, values).items() if mean - 1 > 2 * se]
+        gain = earlier - values
+        gain_se = np.std(gain, ddof=1) / np.sqrt(len(gain))
+        if not losses:
+            admissible[rule] = (np.mean(values), np.mean(gain), gain_se)
+        print(f"{rule[0]:10s} else {rule[1]:5s} K = {rule[2]:6g}: mean ratio "
+              f"{np.mean(values):.4f}, gain {np.mean(gain):+.4f} (se {gain_se:.4f}); "
+              f"classes worse than the rule before {len(losses)} of {len(touched)} "
+              f"touched {sorted(losses)}; lost to the item means {len(lost)} {sorted(lost)}")
+    for name, values in ratios.items():
+        kinds = {kind: np.mean(values[[key[3] == kind for key in keys]])
+                 for kind in dict.fromkeys(key[3] for key in keys)}
+        print(f"{name:12s} mean ratio {np.mean(values):.4f} (" + ", ".join(
+            f"{kind} {value:.4f}" for kind, value in kinds.items()) + ")")
+    best = min(admissible, key=lambda rule: admissible[rule][0])
+    _, gain, gain_se = admissible[best]
+    adopted = best if gain > 2 * gain_se else EARLIER
+    print(f"adopted: {adopted[0]} where 0.1 epsilon n >= {adopted[2]:g}, else {adopted[1]} "
+          f"(best admissible {best}, gain {gain:+.4f}, se {gain_se:.4f})")
+
+
+def summarize_csv(path):
+    """``summarize`` of a written CSV."""
+    with open(path, newline="") as handle:
+        summarize(list(csv.DictReader(handle)))
