@@ -79,12 +79,13 @@ def shrunk_offsets(item_offsets, ratings):
     """
     observed = np.isfinite(ratings)
     counts = observed.sum(axis=1)
-    residuals = np.where(observed, ratings - item_offsets, 0.0)
-    means = residuals.sum(axis=1) / np.maximum(counts, 1)
-    squares = np.where(observed, residuals - means[:, None], 0.0) ** 2
-    variances = squares.sum(axis=1) / np.maximum(counts - 1, 1)
-    spread = counts * means**2
-    factor = np.clip(1.0 - variances / np.where(spread > 0, spread, 1.0), 0.0, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing row: 0 below
+        residuals = np.where(observed, ratings - item_offsets, 0.0)
+        means = residuals.sum(axis=1) / np.maximum(counts, 1)
+        squares = np.where(observed, residuals - means[:, None], 0.0) ** 2
+        variances = squares.sum(axis=1) / np.maximum(counts - 1, 1)
+        spread = counts * means**2
+        factor = np.clip(1.0 - variances / np.where(spread > 0, spread, 1.0), 0.0, 1.0)
     offsets = np.where((counts > 1) & (spread > 0), factor * means, 0.0)
     return np.where(np.isfinite(offsets), offsets, 0.0)  # an overflowing row: 0
 

@@ -51,7 +51,7 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
 from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
 from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
 from geomstats_dp.learning.mechanisms.item_means import ItemMeansRelease
-from geomstats_dp.learning.mechanisms.rank_choice import informed_choice, rank_choice
+from geomstats_dp.learning.mechanisms.rank_choice import auto_method, rank_choice
 
 __all__ = ["MatrixCompletionLoss", "PrivateMatrixCompletion", "rmse"]
 
@@ -291,7 +291,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         n_users, n_items = data.shape
         method = self.method
         if method == "auto":
-            method = "select" if informed_choice(n_users, self.epsilon) else "means"
+            method = auto_method(n_users, n_items, self.epsilon,
+                                 self._als_mechanism(n_users).noise_multiplier)
         if method == "select":
             mechanism = rank_choice(self._als_mechanism(n_users))
         elif method == "als":

@@ -49,6 +49,7 @@ composition (``PrivacyBudget``).
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -83,6 +84,7 @@ ERROR_CLIP = 0.25  # B = ERROR_CLIP h^p (p of ``SCORES``): one user's clipped er
 SCORES = {"squared": 2, "root": 1, "absolute": 1}  # score: the power p of h in B
 RANK0 = ("means", "means+offsets")  # the rank-0 candidates (``RankChoiceRelease``)
 INFORMED_CHOICE = 100.0  # selection epsilon x users from which the choice is informed
+MEANS_SIGNAL = math.inf  # signal_ratio from which "auto" runs the rank-0 release
 
 
 def informed_choice(n_users, epsilon, selection_share=SELECTION_SHARE):
@@ -96,6 +98,27 @@ def informed_choice(n_users, epsilon, selection_share=SELECTION_SHARE):
     matrix_completion_defaults.py``). A rule on public quantities (n, epsilon).
     """
     return selection_share * epsilon * n_users >= INFORMED_CHOICE
+
+
+def signal_ratio(n_users, n_items, noise_multiplier):
+    """n / (sqrt(m) z): the weighted count of an item that every user rates over the noise
+    multiplier of DP-ALS (a user's weight 1 / sqrt(k_u) with k_u = m), a public proxy
+    of the signal of the item statistics, whose noise DP-ALS thresholds."""
+    return n_users / (math.sqrt(n_items) * noise_multiplier)
+
+
+def auto_method(n_users, n_items, epsilon, noise_multiplier):
+    """``method="auto"``: "select" where ``informed_choice``; else "means" (the rank-0
+    release) where ``signal_ratio`` reaches ``MEANS_SIGNAL``, else "als". A rule on
+    public quantities (n, m, epsilon and the noise multiplier z of DP-ALS alone, a
+    function of epsilon and delta), derived on synthetic matrices
+    (``benchmarks/matrix_completion_rank0.py``, ``matrix_completion_auto_rule.py``).
+    """
+    if informed_choice(n_users, epsilon):
+        return "select"
+    if signal_ratio(n_users, n_items, noise_multiplier) >= MEANS_SIGNAL:
+        return "means"
+    return "als"
 
 
 def usable_ratings(ratings, rating_range, offset):
