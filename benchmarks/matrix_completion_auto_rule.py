@@ -33,7 +33,6 @@ import numpy as np
 
 from benchmarks.accounting import write_csv
 from benchmarks.matrix_completion_defaults import (
-    DELTA,
     HEAVY_KINDS,
     KINDS,
     N_USERS,
@@ -41,7 +40,13 @@ from benchmarks.matrix_completion_defaults import (
     _spec,
     scored_rows,
 )
-from benchmarks.matrix_completion_rank0 import N_DRAWS, N_ITEMS, _by_class, _errors, _table
+from benchmarks.matrix_completion_rank0 import (
+    N_DRAWS,
+    N_ITEMS,
+    _by_class,
+    _errors,
+    _table,
+)
 from geomstats_dp.learning.mechanisms.rank_choice import signal_ratio
 
 THRESHOLDS = (100.0, 300.0, 1000.0)

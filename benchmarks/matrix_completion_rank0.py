@@ -45,7 +45,6 @@ from benchmarks.accounting import write_csv
 from benchmarks.baseline_suites.matrix_completion import private_item_means
 from benchmarks.matrix_completion_defaults import (
     DELTA,
-    EPSILONS,
     HEAVY_KINDS,
     KINDS,
     N_USERS,

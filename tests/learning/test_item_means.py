@@ -110,7 +110,7 @@ def test_a_huge_epsilon_completes_with_the_item_means_and_own_offsets(user_scale
     here), and the completion of hidden entries is within the rows' noise of the truth:
     the users' offsets where they differ (0.5), near none where they do not."""
     rng = np.random.default_rng(shifted(5))
-    items, users, full, ratings = _rows(rng, 800, 10, user_scale)
+    items, users, _, ratings = _rows(rng, 800, 10, user_scale)
     est = PrivateMatrixCompletion(rank=2, epsilon=1e6, rating_range=(-3.0, 3.0),
                                   method="means", random_state=0).fit(ratings)
     assert est.method_ == "means" and est.rank_ == 0 and est.user_offsets_

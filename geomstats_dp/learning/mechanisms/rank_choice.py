@@ -62,7 +62,6 @@ from geomstats_dp.learning._local_completion import (
 )
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
-    gaussian_noise,
     user_blocks,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
@@ -74,7 +73,7 @@ from geomstats_dp.learning.mechanisms.item_means import (
 from geomstats_dp.learning.mechanisms.rating_scale import tightened
 from geomstats_dp.privacy import PureEvent
 from geomstats_dp.privacy.quantile import exponential_mechanism
-from geomstats_dp.privacy.stages import discrete_stage, noisy_stage
+from geomstats_dp.privacy.stages import discrete_stage
 
 SELECTION_SHARE = 0.1  # of epsilon, spent on the choice
 HOLDOUT_PERIOD = 5
