@@ -40,13 +40,7 @@ from benchmarks.matrix_completion_defaults import (
     _spec,
     scored_rows,
 )
-from benchmarks.matrix_completion_rank0 import (
-    N_DRAWS,
-    N_ITEMS,
-    _by_class,
-    _errors,
-    _table,
-)
+from benchmarks.matrix_completion_rank0 import N_DRAWS, N_ITEMS, _errors, _table, judge
 from geomstats_dp.learning.mechanisms.rank_choice import signal_ratio
 
 THRESHOLDS = (100.0, 300.0, 1000.0)
@@ -77,30 +71,11 @@ def _released(keys, ratios, rule):
 
 
 def summarize(rows):
-    """Print every rule's mean ratio, its classes lost against the rule in force and
-    against the item means, and the adopted rule."""
+    """Every rule's summary (``matrix_completion_rank0.judge``) and the adopted rule."""
     keys, ratios = _table(rows)
-    before, before_methods = _released(keys, ratios, IN_FORCE)
-    admissible = {}
-    for rule in itertools.product(THRESHOLDS, SIGNALS):
-        values, methods = _released(keys, ratios, rule)
-        touched = {key[:3] for key, d in zip(keys, methods != before_methods) if d}
-        losses = [c for c, (mean, se) in _by_class(keys, values - before).items()
-                  if c in touched and mean > 2 * se]
-        lost = [c for c, (mean, se) in _by_class(keys, values).items() if mean - 1 > 2 * se]
-        gain = before - values
-        gain_se = np.std(gain, ddof=1) / np.sqrt(len(gain))
-        if not losses:
-            admissible[rule] = (np.mean(values), np.mean(gain), gain_se)
-        print(f"K = {rule[0]:5g}, S = {rule[1]:4g}: mean ratio {np.mean(values):.4f}, "
-              f"gain {np.mean(gain):+.4f} (se {gain_se:.4f}); classes worse than the rule "
-              f"in force {len(losses)} of {len(touched)} touched {sorted(losses)}; lost to "
-              f"the item means {len(lost)} {sorted(lost)}")
-    best = min(admissible, key=lambda rule: admissible[rule][0])
-    _, gain, gain_se = admissible[best]
-    adopted = best if gain > 2 * gain_se else IN_FORCE
-    print(f"adopted: R(K = {adopted[0]:g}, S = {adopted[1]:g}) (best admissible {best}, "
-          f"gain {gain:+.4f}, se {gain_se:.4f})")
+    adopted = judge(keys, ratios, itertools.product(THRESHOLDS, SIGNALS), _released,
+                    IN_FORCE)
+    print(f"adopted: R(K = {adopted[0]:g}, S = {adopted[1]:g})")
 
 
 def summarize_csv(path):

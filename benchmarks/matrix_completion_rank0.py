@@ -116,11 +116,11 @@ def _table(rows):
 
 
 def _released(keys, ratios, rule):
-    """The ratio of a rule (choice, other branch, K) per cell."""
+    """The ratio of a rule (choice, other branch, K) per cell, and the setting it runs."""
     choice, other, threshold = rule
-    informed = np.array([0.1 * epsilon * n_users >= threshold
-                         for n_users, _, epsilon, *_ in keys])
-    return np.where(informed, ratios[choice], ratios[other]), informed
+    methods = np.array([choice if 0.1 * epsilon * n_users >= threshold else other
+                        for n_users, _, epsilon, *_ in keys])
+    return np.array([ratios[m][i] for i, m in enumerate(methods)]), methods
 
 
 def _by_class(keys, values):
@@ -131,38 +131,43 @@ def _by_class(keys, values):
     return {c: (np.mean(v), np.std(v, ddof=1) / np.sqrt(len(v))) for c, v in classes.items()}
 
 
-def summarize(rows):
-    """Print every rule's mean ratio, its classes lost against the rule before and
-    against the item means, and the adopted rule (the module docstring's decision)."""
-    keys, ratios = _table(rows)
-    earlier, earlier_informed = _released(keys, ratios, EARLIER)
+def judge(keys, ratios, rules, released, in_force):
+    """Print every rule's mean ratio, its classes worse than the rule in force (of those
+    it touches) and lost to the item means; return the rule the decision adopts."""
+    before, before_methods = released(keys, ratios, in_force)
     admissible = {}
-    for rule in itertools.product(("select|raw", "select"), ("als", "means"), THRESHOLDS):
-        values, informed = _released(keys, ratios, rule)
-        differs = (rule[0] != EARLIER[0]) & informed | (rule[1] != EARLIER[1]) & ~informed
-        differs |= informed != earlier_informed
-        touched = {key[:3] for key, d in zip(keys, differs) if d}
-        losses = [c for c, (mean, se) in _by_class(keys, values - earlier).items()
+    for rule in rules:
+        values, methods = released(keys, ratios, rule)
+        touched = {key[:3] for key, d in zip(keys, methods != before_methods) if d}
+        losses = [c for c, (mean, se) in _by_class(keys, values - before).items()
                   if c in touched and mean > 2 * se]
         lost = [c for c, (mean, se) in _by_class(keys, values).items() if mean - 1 > 2 * se]
-        gain = earlier - values
+        gain = before - values
         gain_se = np.std(gain, ddof=1) / np.sqrt(len(gain))
         if not losses:
             admissible[rule] = (np.mean(values), np.mean(gain), gain_se)
-        print(f"{rule[0]:10s} else {rule[1]:5s} K = {rule[2]:6g}: mean ratio "
-              f"{np.mean(values):.4f}, gain {np.mean(gain):+.4f} (se {gain_se:.4f}); "
-              f"classes worse than the rule before {len(losses)} of {len(touched)} "
-              f"touched {sorted(losses)}; lost to the item means {len(lost)} {sorted(lost)}")
+        print(f"{rule}: mean ratio {np.mean(values):.4f}, gain {np.mean(gain):+.4f} (se "
+              f"{gain_se:.4f}); classes worse than the rule in force {len(losses)} of "
+              f"{len(touched)} touched {sorted(losses)}; lost to the item means "
+              f"{len(lost)} {sorted(lost)}")
+    best = min(admissible, key=lambda rule: admissible[rule][0])
+    _, gain, gain_se = admissible[best]
+    print(f"best admissible {best}: gain {gain:+.4f}, se {gain_se:.4f}")
+    return best if gain > 2 * gain_se else in_force
+
+
+def summarize(rows):
+    """Every rule's summary (``judge``), each setting's mean ratio by kind, and the
+    adopted rule (the module docstring's decision)."""
+    keys, ratios = _table(rows)
+    rules = itertools.product(("select|raw", "select"), ("als", "means"), THRESHOLDS)
+    adopted = judge(keys, ratios, rules, _released, EARLIER)
     for name, values in ratios.items():
         kinds = {kind: np.mean(values[[key[3] == kind for key in keys]])
                  for kind in dict.fromkeys(key[3] for key in keys)}
         print(f"{name:12s} mean ratio {np.mean(values):.4f} (" + ", ".join(
             f"{kind} {value:.4f}" for kind, value in kinds.items()) + ")")
-    best = min(admissible, key=lambda rule: admissible[rule][0])
-    _, gain, gain_se = admissible[best]
-    adopted = best if gain > 2 * gain_se else EARLIER
-    print(f"adopted: {adopted[0]} where 0.1 epsilon n >= {adopted[2]:g}, else {adopted[1]} "
-          f"(best admissible {best}, gain {gain:+.4f}, se {gain_se:.4f})")
+    print(f"adopted: {adopted[0]} where 0.1 epsilon n >= {adopted[2]:g}, else {adopted[1]}")
 
 
 def summarize_csv(path):

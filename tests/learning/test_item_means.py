@@ -13,7 +13,7 @@ from geomstats_dp.learning.mechanisms.item_means import (
     ItemMeansRelease,
     shrunk_item_means,
 )
-from geomstats_dp.learning.mechanisms.rank_choice import INFORMED_CHOICE
+from geomstats_dp.learning.mechanisms.rank_choice import INFORMED_CHOICE, MEANS_SIGNAL
 from geomstats_dp.privacy import PrivacyBudget, calibrate_gaussian
 from tests.conftest import shifted
 from tests.learning.mechanism_support import stages_of
@@ -128,22 +128,27 @@ def test_a_huge_epsilon_completes_with_the_item_means_and_own_offsets(user_scale
                                atol=1e-12)
 
 
-def test_auto_is_a_function_of_public_quantities_only():
+@pytest.mark.parametrize("branch", ["als", "means", "select"])
+def test_auto_is_a_function_of_public_quantities_only(branch):
     """method="auto": the choice where a tenth of epsilon times the number of users
-    reaches K, the rank-0 release elsewhere; the same on any two datasets of one shape
-    (neighbours included), and the whole budget spent."""
+    reaches K; below, the rank-0 release where n / (sqrt(m) z) reaches S (z the noise
+    multiplier of DP-ALS alone's two releases, computed here), else DP-ALS alone. The
+    same on any two datasets of one shape (neighbours included); the whole budget spent."""
     rng = np.random.default_rng(shifted(6))
-    n_users = 400
-    threshold = INFORMED_CHOICE / (0.1 * n_users)
-    for epsilon, method in ((0.9 * threshold, "als"), (1.1 * threshold, "select")):
-        methods = set()
-        for scale in (0.0, 0.5):
-            _, _, _, ratings = _rows(rng, n_users, 8, scale)
-            neighbour = ratings.copy()
-            neighbour[0] = -neighbour[0]
-            for data in (ratings, neighbour):
-                est = PrivateMatrixCompletion(rank=2, epsilon=epsilon, clip_norm=5.0,
-                                              random_state=0).fit(data)
-                methods.add(est.method_)
-                assert est.budget_.spent_epsilon == pytest.approx(epsilon, rel=1e-6)
-        assert methods == {method}
+    n_users, n_items = 400, 8
+    informed = INFORMED_CHOICE / (0.1 * n_users)
+    epsilon = {"select": 1.1 * informed, "means": 0.9 * informed, "als": 0.05}[branch]
+    z = calibrate_gaussian(0.95 * epsilon, 1e-5, 2)  # 5% for the private rating scale
+    signal = n_users / (math.sqrt(n_items) * z)
+    assert (signal >= MEANS_SIGNAL) == (branch == "means") or branch == "select"
+    methods = set()
+    for scale in (0.0, 0.5):
+        _, _, _, ratings = _rows(rng, n_users, n_items, scale)
+        neighbour = ratings.copy()
+        neighbour[0] = -neighbour[0]
+        for data in (ratings, neighbour):
+            est = PrivateMatrixCompletion(rank=2, epsilon=epsilon, clip_norm=5.0,
+                                          random_state=0).fit(data)
+            methods.add(est.method_)
+            assert est.budget_.spent_epsilon == pytest.approx(epsilon, rel=1e-6)
+    assert methods == {branch}

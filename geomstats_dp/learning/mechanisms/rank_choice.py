@@ -82,8 +82,8 @@ SCORE = "squared"  # each user's held-out error (``SCORES``)
 ERROR_CLIP = 0.25  # B = ERROR_CLIP h^p (p of ``SCORES``): one user's clipped error
 SCORES = {"squared": 2, "root": 1, "absolute": 1}  # score: the power p of h in B
 RANK0 = ("means", "means+offsets")  # the rank-0 candidates (``RankChoiceRelease``)
-INFORMED_CHOICE = 100.0  # selection epsilon x users from which the choice is informed
-MEANS_SIGNAL = math.inf  # signal_ratio from which "auto" runs the rank-0 release
+INFORMED_CHOICE = 300.0  # selection epsilon x users from which "auto" runs the choice
+MEANS_SIGNAL = 10.0  # signal_ratio from which "auto" runs the rank-0 release below it
 
 
 def informed_choice(n_users, epsilon, selection_share=SELECTION_SHARE):
@@ -91,10 +91,11 @@ def informed_choice(n_users, epsilon, selection_share=SELECTION_SHARE):
 
     The exponential mechanism favours a candidate by odds e when the users' summed
     held-out errors differ by 2B / epsilon_s, a mean difference per user of
-    2B / (epsilon_s n): at most 2% of the error clip B here. Below, the choice is close
-    to a draw at random, and DP-ALS alone (``method="auto"``'s other branch) spends the
-    whole budget on one candidate. Checked on synthetic matrices (``benchmarks/
-    matrix_completion_defaults.py``). A rule on public quantities (n, epsilon).
+    2B / (epsilon_s n): at most 0.7% of the error clip B here. Below, the choice is
+    close to a draw at random, and ``method="auto"`` spends the whole budget on one
+    candidate (``auto_method``). Derived on synthetic matrices (``benchmarks/
+    matrix_completion_rank0.py``, ``matrix_completion_auto_rule.py``; 100 before them).
+    A rule on public quantities (n, epsilon).
     """
     return selection_share * epsilon * n_users >= INFORMED_CHOICE
 
