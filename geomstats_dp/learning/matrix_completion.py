@@ -74,8 +74,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
 
     - ``method="auto"`` (default): ``rank_choice.auto_method``, a rule on n, the number
       of items, epsilon and delta only: "select" where a tenth of epsilon times the
-      number of users reaches 100, else "means" or "als" by the public signal ratio
-      (docs/benchmarks/matrix_completion.md).
+      number of users reaches 300; below, "means" where n / (sqrt(n_items) z) reaches
+      10 (z the noise multiplier of "als"), else "als" (docs/matrix_completion.md).
     - ``method="select"``: item means and DP-ALS of rank r both fitted on a
       training part of every user's ratings, one chosen by the exponential mechanism on
       the users' errors on their held-out part (``mechanisms.rank_choice``: a tenth of
@@ -111,9 +111,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         docs/matrix_completion.md).
     epsilon, delta : float
     clip_norm : float or None
-        C. With the ALS methods ("auto", "als", "select"): the bound on the norm of one
-        user's item statistics (module
-        docstring of the mechanism); default from ``rating_range`` with half-width h
+        C. With the ALS methods ("auto", "als", "select", "means"): the bound on the
+        norm of one user's item statistics (module docstring of the mechanism); default from ``rating_range`` with half-width h
         (the largest distance of the range's ends from ``offset``): sqrt(3/8) h^2, the
         norm for a user whose factor and residuals are h / 2 (2.45 for ratings 1 to 5);
         without ``rating_range`` it must be given, and stands for h = (C / sqrt(3/8))^(1/2)
