@@ -56,6 +56,7 @@ from typing import ClassVar
 import numpy as np
 
 from geomstats_dp.learning._local_completion import (
+    OFFSET_STRICTNESS,
     centred_ratings,
     complete_offsets,
     complete_rows,
@@ -213,6 +214,8 @@ class RankChoiceRelease(Mechanism):
         shrunk_item_means``), "means+offsets" (each user adding their own shrunk offset,
         ``_local_completion.shrunk_offsets``), "raw" (the item means unshrunk: the
         release before issue 31's rank-0 work, kept for the derivation).
+    strictness : float
+        tau of the users' shrunk offsets (``_local_completion.shrunk_offsets``).
     """
 
     adjacency: ClassVar[str] = "user_level"
@@ -224,6 +227,7 @@ class RankChoiceRelease(Mechanism):
     score: str = SCORE
     clip: float = ERROR_CLIP
     rank0: tuple = RANK0
+    strictness: float = OFFSET_STRICTNESS
 
     @property
     def means_sensitivity(self):
@@ -275,7 +279,8 @@ class RankChoiceRelease(Mechanism):
         ridges = (fitted["regularization_"], *self.ridges)
         rank0 = [(means["raw" if name == "raw" else "means"], name.endswith("offsets"))
                  for name in self.rank0]
-        candidates = [functools.partial(complete_offsets, item) if offsets
+        candidates = [functools.partial(complete_offsets, item,
+                                        strictness=self.strictness) if offsets
                       else (lambda kept, item=item: item) for item, offsets in rank0]
         candidates += [functools.partial(
             complete_rows, fitted["item_offsets_"], fitted["item_factors_"],
