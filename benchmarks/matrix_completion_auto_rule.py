@@ -31,16 +31,8 @@ import itertools
 
 import numpy as np
 
-from benchmarks.accounting import write_csv
-from benchmarks.matrix_completion_defaults import (
-    HEAVY_KINDS,
-    KINDS,
-    N_USERS,
-    OBSERVED,
-    _spec,
-    scored_rows,
-)
-from benchmarks.matrix_completion_rank0 import N_DRAWS, N_ITEMS, _errors, _table, judge
+from benchmarks.matrix_completion_defaults import _spec
+from benchmarks.matrix_completion_rank0 import _errors, _table, judge, score
 from geomstats_dp.learning.mechanisms.rank_choice import signal_ratio
 
 THRESHOLDS = (100.0, 300.0, 1000.0)
@@ -50,11 +42,7 @@ IN_FORCE = (100.0, np.inf)
 
 def run(output_dir, quick=False):
     """Score every setting on fresh draws; write the CSV and the summary."""
-    problems = list(itertools.product(N_USERS, N_ITEMS, {**KINDS, **HEAVY_KINDS},
-                                      OBSERVED, range(N_DRAWS)))
-    rows = scored_rows(problems[:2] if quick else problems, _errors, first_seed=30_000)
-    write_csv(output_dir / "matrix_completion_auto_rule.csv", rows)
-    summarize(rows)
+    summarize(score(output_dir, quick, _errors, 30_000, "matrix_completion_auto_rule"))
 
 
 def _released(keys, ratios, rule):

@@ -30,26 +30,21 @@ Results: ``results/matrix_completion_offsets.csv``; the summary is quoted on
 
 import csv
 import dataclasses
-import itertools
 
 import numpy as np
 
-from benchmarks.accounting import write_csv
-from benchmarks.baseline_suites.matrix_completion import private_item_means
 from benchmarks.matrix_completion_defaults import (
-    DELTA,
-    HEAVY_KINDS,
-    KINDS,
-    N_USERS,
-    OBSERVED,
-    RANGE,
-    _completed,
     _spec,
-    scored_rows,
 )
-from benchmarks.matrix_completion_rank0 import N_DRAWS, N_ITEMS, _table, judge
-from geomstats_dp.learning._local_completion import complete_offsets, rmse
-from geomstats_dp.learning.mechanisms.item_means import ItemMeansRelease
+from benchmarks.matrix_completion_rank0 import (
+    _table,
+    choice_error,
+    item_means_error,
+    judge,
+    print_kinds,
+    released_means,
+    score,
+)
 from geomstats_dp.learning.mechanisms.rank_choice import auto_method, rank_choice
 
 STRICTNESS = (1.0, 2.0, 4.0)
@@ -60,33 +55,21 @@ def _errors(train, test, epsilon, seed):
     """(setting, error) of every setting on one split."""
     n_users = len(train)
     fitted = _spec(n_users, epsilon).release(train, None, np.random.default_rng(seed))
-    yield "als", rmse(_completed(fitted, train), test)
+    yield "als", choice_error(fitted, train, test)
     for tau in STRICTNESS:
         spec = dataclasses.replace(rank_choice(_spec(n_users, epsilon)), strictness=tau)
         fitted = spec.release(train, None, np.random.default_rng(seed))
-        if fitted["rank_"] == 0 and fitted["user_offsets_"]:
-            completed = complete_offsets(fitted["item_offsets_"], train, tau)
-            yield f"select|tau={tau:g}", rmse(np.clip(completed, *RANGE), test)
-        else:
-            yield f"select|tau={tau:g}", rmse(_completed(fitted, train), test)
-    means = ItemMeansRelease(n_samples=n_users, epsilon=epsilon, delta=DELTA,
-                             half_width=1.0, clip_norm=float(np.sqrt(3 / 8)),
-                             rating_range=RANGE, offset=0.0)
-    item = means.release(train, None, np.random.default_rng(seed))["item_offsets_"]
+        yield f"select|tau={tau:g}", choice_error(fitted, train, test, tau)
+    item = released_means(train, epsilon, seed)
     for tau in STRICTNESS:
-        completed = np.clip(complete_offsets(item, train, tau), *RANGE)
-        yield f"means|tau={tau:g}", rmse(completed, test)
-    plain, _ = private_item_means(train, RANGE, epsilon, DELTA, np.random.default_rng(seed))
-    yield "item_means", rmse(np.broadcast_to(plain, train.shape), test)
+        yield f"means|tau={tau:g}", choice_error(
+            {"rank_": 0, "user_offsets_": True, "item_offsets_": item}, train, test, tau)
+    yield "item_means", item_means_error(train, test, epsilon, seed)
 
 
 def run(output_dir, quick=False):
     """Score every setting on fresh draws; write the CSV and the summary."""
-    problems = list(itertools.product(N_USERS, N_ITEMS, {**KINDS, **HEAVY_KINDS},
-                                      OBSERVED, range(N_DRAWS)))
-    rows = scored_rows(problems[:2] if quick else problems, _errors, first_seed=40_000)
-    write_csv(output_dir / "matrix_completion_offsets.csv", rows)
-    summarize(rows)
+    summarize(score(output_dir, quick, _errors, 40_000, "matrix_completion_offsets"))
 
 
 def _released(keys, ratios, tau):
@@ -102,11 +85,7 @@ def summarize(rows):
     """Every tau's summary (``judge``), each setting's mean ratio by kind, the adopted."""
     keys, ratios = _table(rows)
     adopted = judge(keys, ratios, STRICTNESS, _released, IN_FORCE)
-    for name, values in ratios.items():
-        kinds = {kind: np.mean(values[[key[3] == kind for key in keys]])
-                 for kind in dict.fromkeys(key[3] for key in keys)}
-        print(f"{name:14s} mean ratio {np.mean(values):.4f} (" + ", ".join(
-            f"{kind} {value:.4f}" for kind, value in kinds.items()) + ")")
+    print_kinds(keys, ratios)
     print(f"adopted: tau = {adopted:g}")
 
 

@@ -54,7 +54,11 @@ from benchmarks.matrix_completion_defaults import (
     _spec,
     scored_rows,
 )
-from geomstats_dp.learning._local_completion import complete_offsets, rmse
+from geomstats_dp.learning._local_completion import (
+    OFFSET_STRICTNESS,
+    complete_offsets,
+    rmse,
+)
 from geomstats_dp.learning.mechanisms.item_means import ItemMeansRelease
 from geomstats_dp.learning.mechanisms.rank_choice import rank_choice
 
@@ -64,9 +68,27 @@ THRESHOLDS = (30.0, 100.0, 300.0, 1000.0, np.inf)
 EARLIER = ("select|raw", "als", 100.0)
 
 
-def _means_completed(fitted, train):
-    """What ``predict`` returns for a rank-0 release with the users' own offsets."""
-    return np.clip(complete_offsets(fitted["item_offsets_"], train), *RANGE)
+def choice_error(fitted, train, test, strictness=OFFSET_STRICTNESS):
+    """The held-out RMSE of what ``PrivateMatrixCompletion.predict`` returns for the
+    release ``fitted`` (a rank-0 release with the users' own offsets at ``strictness``)."""
+    if fitted.get("rank_") == 0 and fitted["user_offsets_"]:
+        completed = complete_offsets(fitted["item_offsets_"], train, strictness)
+        return rmse(np.clip(completed, *RANGE), test)
+    return rmse(_completed(fitted, train), test)
+
+
+def released_means(train, epsilon, seed):
+    """The item offsets of the rank-0 release (``method="means"``) at the whole epsilon."""
+    means = ItemMeansRelease(n_samples=len(train), epsilon=epsilon, delta=DELTA,
+                             half_width=1.0, clip_norm=float(np.sqrt(3 / 8)),
+                             rating_range=RANGE, offset=0.0)
+    return means.release(train, None, np.random.default_rng(seed))["item_offsets_"]
+
+
+def item_means_error(train, test, epsilon, seed):
+    """The held-out RMSE of the private item means (the baseline suite's)."""
+    item, _ = private_item_means(train, RANGE, epsilon, DELTA, np.random.default_rng(seed))
+    return rmse(np.broadcast_to(item, train.shape), test)
 
 
 def _errors(train, test, epsilon, seed):
@@ -78,27 +100,27 @@ def _errors(train, test, epsilon, seed):
                 "select": choice}
     for name, spec in settings.items():
         fitted = spec.release(train, None, np.random.default_rng(seed))
-        if fitted.get("rank_") == 0 and fitted["user_offsets_"]:
-            yield name, rmse(_means_completed(fitted, train), test)
-        else:
-            yield name, rmse(_completed(fitted, train), test)
-    means = ItemMeansRelease(n_samples=n_users, epsilon=epsilon, delta=DELTA,
-                             half_width=1.0, clip_norm=float(np.sqrt(3 / 8)),
-                             rating_range=RANGE, offset=0.0)
-    fitted = means.release(train, None, np.random.default_rng(seed))
-    yield "means", rmse(_means_completed(fitted, train), test)
-    item, _ = private_item_means(train, RANGE, epsilon, DELTA, np.random.default_rng(seed))
-    yield "item_means", rmse(np.broadcast_to(item, train.shape), test)
+        yield name, choice_error(fitted, train, test)
+    item = released_means(train, epsilon, seed)
+    yield "means", choice_error({"rank_": 0, "user_offsets_": True,
+                                 "item_offsets_": item}, train, test)
+    yield "item_means", item_means_error(train, test, epsilon, seed)
+
+
+def score(output_dir, quick, errors, first_seed, name):
+    """Score ``errors`` on every problem (five kinds, ``N_ITEMS``, draws seeded from
+    ``first_seed``); write ``name``.csv and return its rows."""
+    problems = list(itertools.product(N_USERS, N_ITEMS, {**KINDS, **HEAVY_KINDS},
+                                      OBSERVED, range(N_DRAWS)))
+    rows = scored_rows(problems[:2] if quick else problems, errors, first_seed=first_seed)
+    write_csv(output_dir / f"{name}.csv", rows)
+    return rows
 
 
 def run(output_dir, quick=False):
     """Score every setting on every synthetic problem; write the CSV and the summary."""
-    problems = list(itertools.product(N_USERS, N_ITEMS, {**KINDS, **HEAVY_KINDS},
-                                      OBSERVED, range(N_DRAWS)))
     # other draws than matrix_completion_defaults' and matrix_completion_scores'
-    rows = scored_rows(problems[:2] if quick else problems, _errors, first_seed=20_000)
-    write_csv(output_dir / "matrix_completion_rank0.csv", rows)
-    summarize(rows)
+    summarize(score(output_dir, quick, _errors, 20_000, "matrix_completion_rank0"))
 
 
 def _table(rows):
@@ -156,17 +178,22 @@ def judge(keys, ratios, rules, released, in_force):
     return best if gain > 2 * gain_se else in_force
 
 
+def print_kinds(keys, ratios):
+    """Print each setting's mean ratio over every cell and by kind of rows."""
+    for name, values in ratios.items():
+        kinds = {kind: np.mean(values[[key[3] == kind for key in keys]])
+                 for kind in dict.fromkeys(key[3] for key in keys)}
+        print(f"{name:14s} mean ratio {np.mean(values):.4f} (" + ", ".join(
+            f"{kind} {value:.4f}" for kind, value in kinds.items()) + ")")
+
+
 def summarize(rows):
     """Every rule's summary (``judge``), each setting's mean ratio by kind, and the
     adopted rule (the module docstring's decision)."""
     keys, ratios = _table(rows)
     rules = itertools.product(("select|raw", "select"), ("als", "means"), THRESHOLDS)
     adopted = judge(keys, ratios, rules, _released, EARLIER)
-    for name, values in ratios.items():
-        kinds = {kind: np.mean(values[[key[3] == kind for key in keys]])
-                 for kind in dict.fromkeys(key[3] for key in keys)}
-        print(f"{name:12s} mean ratio {np.mean(values):.4f} (" + ", ".join(
-            f"{kind} {value:.4f}" for kind, value in kinds.items()) + ")")
+    print_kinds(keys, ratios)
     print(f"adopted: {adopted[0]} where 0.1 epsilon n >= {adopted[2]:g}, else {adopted[1]}")
 
 
