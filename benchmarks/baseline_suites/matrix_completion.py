@@ -55,7 +55,7 @@ from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     noisy_spectral_start,
     scaled_basis,
 )
-from geomstats_dp.learning.mechanisms.rank_choice import noisy_item_means
+from geomstats_dp.learning.mechanisms.item_means import item_means, noisy_sums
 from geomstats_dp.privacy import GaussianEvent, PrivacyBudget, calibrate_gaussian
 
 ESTIMATOR = "PrivateMatrixCompletion"
@@ -99,7 +99,7 @@ DATASETS = {
 def private_item_means(train, rating_range, epsilon, delta, rng):
     """Private per-item means under user-level replace-one adjacency.
 
-    The item means of ``learning.mechanisms.rank_choice`` (user u's sums and counts over
+    The unshrunk item means of ``learning.mechanisms.item_means`` (user u's sums and counts over
     their k_u ratings, centred at the range's middle c and clipped to its half-width h,
     scaled by 1 / sqrt(k_u); sensitivity 2h) in one Gaussian release, noise multiplier
     ``calibrate_gaussian(epsilon, delta, 1)``, charged to its own PrivacyBudget; the
@@ -116,9 +116,9 @@ def private_item_means(train, rating_range, epsilon, delta, rng):
     sigma = calibrate_gaussian(epsilon, delta, 1) * sensitivity
     budget = PrivacyBudget(epsilon, delta)
     budget.spend(GaussianEvent.from_noise(sigma, sensitivity, label="item means"))
-    means = noisy_item_means(train - centre, half, sigma, rng, label="item means",
-                             sensitivity=sensitivity)
-    return centre + means, budget
+    sums, counts = noisy_sums(train - centre, half, sigma, rng, label="item means",
+                              sensitivity=sensitivity)
+    return centre + item_means(sums, counts, half, sigma)[0], budget
 
 
 def user_means(train, rating_range):

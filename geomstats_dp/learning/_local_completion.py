@@ -14,6 +14,8 @@ import numpy as np
 
 from geomstats_dp._backend import to_numpy
 
+OFFSET_STRICTNESS = 2.0  # tau of ``shrunk_offsets`` (benchmarks/matrix_completion_offsets.py)
+
 
 def fit_users(item_offsets, item_factors, ratings, regularization):
     """Each user's ridge fit (c_u, v_u) of their own ratings on the item features.
@@ -55,6 +57,56 @@ def complete_rows(item_offsets, item_factors, ratings, regularization):
     """
     biases, factors = fit_users(item_offsets, item_factors, ratings, regularization)
     return biases[:, None] + item_offsets + factors @ item_factors.T
+
+
+def shrunk_offsets(item_offsets, ratings, strictness=OFFSET_STRICTNESS):
+    """Each user's own offset against the item offsets, shrunk on their own ratings.
+
+    User u's residuals r_j = x_uj - b_j over their k_u ratings have mean c_u and sample
+    variance s_u^2; the offset is c_u max(0, 1 - tau s_u^2 / (k_u c_u^2)) (tau = 1: a
+    positive-part James-Stein factor with the user's own estimate of the variance of c_u;
+    tau = 2 keeps about the offsets a leave-one-out check on the user's own ratings
+    keeps): the user's
+    offset where it stands out of their own noise, 0 where it does not, and 0 with fewer
+    than two ratings, or where a rating overflows. It reads only the user's row and the
+    released offsets.
+
+    Parameters
+    ----------
+    item_offsets : numpy.ndarray, shape=[n_items]
+    ratings : numpy.ndarray, shape=[n_users, n_items]
+        Centred ratings, NaN where missing (non-finite ones count as missing).
+    strictness : float
+        tau > 0.
+
+    Returns
+    -------
+    offsets : numpy.ndarray, shape=[n_users]
+    """
+    observed = np.isfinite(ratings)
+    counts = observed.sum(axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing row: 0 below
+        residuals = np.where(observed, ratings - item_offsets, 0.0)
+        means = residuals.sum(axis=1) / np.maximum(counts, 1)
+        squares = np.where(observed, residuals - means[:, None], 0.0) ** 2
+        variances = squares.sum(axis=1) / np.maximum(counts - 1, 1)
+        spread = counts * means**2
+        factor = np.clip(1.0 - strictness * variances / np.where(spread > 0, spread, 1.0),
+                         0.0, 1.0)
+    offsets = np.where((counts > 1) & (spread > 0), factor * means, 0.0)
+    return np.where(np.isfinite(offsets), offsets, 0.0)  # an overflowing row: 0
+
+
+def complete_offsets(item_offsets, ratings, strictness=OFFSET_STRICTNESS):
+    """b_j + the user's shrunk offset (``shrunk_offsets``) for every user u and item j:
+    the rank-0 completion.
+
+    Returns
+    -------
+    completed : numpy.ndarray, shape=[n_users, n_items]
+        Centred predictions (add the public offset back).
+    """
+    return shrunk_offsets(item_offsets, ratings, strictness)[:, None] + item_offsets
 
 
 def centred_ratings(ratings, rating_range, offset):

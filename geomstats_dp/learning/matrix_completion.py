@@ -1,34 +1,37 @@
 """Private low-rank matrix completion: DP alternating least squares, or DP gradient
 descent on the Grassmannian of item subspaces.
 
-R is users x items (rows are users, the privacy unit), NaN for missing ratings. The
-default release, ``method="auto"``, chooses privately between the item means and DP
-alternating least squares (``learning.mechanisms.rank_choice``) where that choice can be
-informed, else runs DP alternating least squares alone; ``method="als"`` is DP
-alternating least squares in the billboard model
-(``learning.mechanisms.alternating_least_squares``). The gradient methods minimise the
-per-user loss of ``learning._completion_loss`` on the Grassmannian
-(``learning.mechanisms.GradientRelease``). Either way users complete their own rows from
-the released item side (``learning._local_completion``).
+R is users x items (rows are users, the privacy unit), NaN for missing ratings.
+``method="auto"`` applies a public rule (``rank_choice.auto_method``) among the private
+choice between item means and DP alternating least squares (``rank_choice``), the item
+means alone (``item_means``) and DP-ALS alone (``alternating_least_squares``, billboard
+model). The gradient methods minimise the per-user loss of ``_completion_loss`` on the
+Grassmannian (``GradientRelease``). Users complete their own rows from the released item
+side (``_local_completion``).
 """
 
-import functools
 from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from geomstats_dp._backend import to_backend, to_numpy
+from geomstats_dp._backend import to_numpy
 from geomstats_dp._validation import (
     PROBABILITY,
     PositiveFinite,
     PositiveInt,
     RatingRange,
 )
-from geomstats_dp.distributions.grassmann_bases import GrassmannBases
 from geomstats_dp.learning._base import PrivateEstimator
 from geomstats_dp.learning._completion_loss import MatrixCompletionLoss, check_ratings
+from geomstats_dp.learning._completion_specs import (
+    als_spec,
+    gradient_regularization,
+    gradient_spec,
+    means_spec,
+    public_offset,
+)
 from geomstats_dp.learning._data import check_array, check_sample_count
 from geomstats_dp.learning._gradient_methods import (
     GRADIENT_CONSTRAINTS,
@@ -39,37 +42,19 @@ from geomstats_dp.learning._gradient_methods import (
 from geomstats_dp.learning._gradient_plan import GRADIENT_METHODS
 from geomstats_dp.learning._local_completion import (
     centred_ratings,
+    complete_offsets,
     complete_rows,
     fit_users,
     rmse,
 )
-from geomstats_dp.learning.mechanisms.alternating_least_squares import (
-    AlternatingLeastSquaresRelease,
-    default_n_iter,
-)
-from geomstats_dp.learning.mechanisms.clip_bound import AutoClip
-from geomstats_dp.learning.mechanisms.gradient import GradientRelease, Preliminary
-from geomstats_dp.learning.mechanisms.rank_choice import informed_choice, rank_choice
+from geomstats_dp.learning.mechanisms.rank_choice import auto_method, rank_choice
 
 __all__ = ["MatrixCompletionLoss", "PrivateMatrixCompletion", "rmse"]
 
 MC_FITTED = GRADIENT_FITTED + ("components_", "item_factors_", "item_offsets_",
-                               "regularization_", "rank_", "n_features_in_",
-                               "rating_scale_")
-ALS_METHODS = ("auto", "select", "als")
-GRADIENT_REGULARIZATION = 1e-3
-
-
-def start_basis(n_items, rank):
-    """A fixed random orthonormal basis [n_items, rank] (seed 0): data-independent, and
-    not a coordinate basis (whose items may be exactly unrated)."""
-    return np.linalg.qr(np.random.default_rng(0).standard_normal((n_items, rank)))[0]
-
-
-def _centred_run_data(rating_range, offset, data, rng):
-    """The gradient run's data: the ratings clipped to the range and centred (a
-    per-user map, no release)."""
-    return to_backend(centred_ratings(data, rating_range, offset)), {}, None
+                               "regularization_", "rank_", "user_offsets_",
+                               "n_features_in_", "rating_scale_")
+ALS_METHODS = ("auto", "select", "als", "means")
 
 
 class PrivateMatrixCompletion(PrivateEstimator):
@@ -87,13 +72,18 @@ class PrivateMatrixCompletion(PrivateEstimator):
     by any other row, including which items are rated); the numbers of users and items
     and the rank are public.
 
-    - ``method="auto"`` (default): "select" where ``rank_choice.informed_choice`` (a
-      tenth of epsilon times the number of users at least 100), else "als".
+    - ``method="auto"`` (default): ``rank_choice.auto_method``, a rule on n, the number
+      of items, epsilon and delta only: "select" where a tenth of epsilon times the
+      number of users reaches 300; below, "means" where n / (sqrt(n_items) z) reaches
+      10 (z the noise multiplier of "als"), else "als" (docs/matrix_completion.md).
     - ``method="select"``: item means and DP-ALS of rank r both fitted on a
       training part of every user's ratings, one chosen by the exponential mechanism on
       the users' errors on their held-out part (``mechanisms.rank_choice``: a tenth of
       epsilon for the choice, one more Gaussian release for the means); ``rank_`` says
-      which (0: item means, completed rows are the item means).
+      which (0: item means, with the users' own offsets if ``user_offsets_``).
+    - ``method="means"``: the private item means alone (``mechanisms.item_means``: one
+      Gaussian release of the users' weighted sums and counts, sensitivity 2h; the
+      means shrunk towards their average), each user adding their own shrunk offset.
     - ``method="als"``: DP alternating least squares (Chien et al. 2021): a
       private spectral start (the noisy second moment of the users' centred ratings,
       each user's term clipped to Frobenius norm C: sensitivity sqrt(2) C), then each
@@ -121,9 +111,8 @@ class PrivateMatrixCompletion(PrivateEstimator):
         docs/matrix_completion.md).
     epsilon, delta : float
     clip_norm : float or None
-        C. With the ALS methods ("auto", "als", "select"): the bound on the norm of one
-        user's item statistics (module
-        docstring of the mechanism); default from ``rating_range`` with half-width h
+        C. With the ALS methods ("auto", "als", "select", "means"): the bound on the
+        norm of one user's item statistics (module docstring of the mechanism); default from ``rating_range`` with half-width h
         (the largest distance of the range's ends from ``offset``): sqrt(3/8) h^2, the
         norm for a user whose factor and residuals are h / 2 (2.45 for ratings 1 to 5);
         without ``rating_range`` it must be given, and stands for h = (C / sqrt(3/8))^(1/2)
@@ -131,7 +120,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
         With the gradient methods: the bound on the per-user gradient norms
         2 |r_u| |v_u| (None: inferred from the data with a PrivacyLeakWarning, not
         private). Larger contributions are scaled down (biased, still private).
-    method : {"auto", "select", "als", "rsgd", "rgd", "rsvrg"}
+    method : {"auto", "select", "als", "means", "rsgd", "rgd", "rsvrg"}
     rating_range : tuple of two floats or None
         Public (low, high): ratings are clipped to it before anything else (a per-user
         map). None: ratings are not clipped, and the only bound on a user's contribution
@@ -189,19 +178,22 @@ class PrivateMatrixCompletion(PrivateEstimator):
     item_factors_ : numpy.ndarray, shape=[n_items, rank]
         The released item factors users complete their rows with ("als":
         the solved factors, spanning ``estimate_``; zero where "select" chose the item
-        means; gradient methods: ``estimate_``).
+        means; [n_items, 0] with "means"; gradient methods: ``estimate_``).
     item_offsets_ : numpy.ndarray, shape=[n_items]
-        The released item offsets ("als"; the item means where "select" chose them;
-        zero for the gradient methods).
-    regularization_ : float
-        lambda of the users' ridge fits, in training and in ``predict``.
+        The released item offsets ("als"; the item means with "means" and where
+        "select" chose them; zero for the gradient methods).
+    regularization_ : float or None
+        lambda of the users' ridge fits, in training and in ``predict`` (None: "means").
     rank_ : int
-        The rank of the model users complete their rows with: ``rank``, or 0 where
-        "select" chose the item means.
+        The rank of the model users complete their rows with: ``rank``, or 0 for the
+        item means ("means", or "select" choosing them).
+    user_offsets_ : bool
+        Whether users add their own offset: False only where "select" chose the item
+        means as they are.
     n_features_in_ : int
         n_items.
     estimate_ : numpy.ndarray, shape=[n_items, rank]
-        W, the released orthonormal basis.
+        W, the released orthonormal basis ([n_items, 0] with "means").
     budget_ : PrivacyBudget
         The budget charged.
     method_ : str
@@ -289,13 +281,16 @@ class PrivateMatrixCompletion(PrivateEstimator):
         n_users, n_items = data.shape
         method = self.method
         if method == "auto":
-            method = "select" if informed_choice(n_users, self.epsilon) else "als"
+            method = auto_method(n_users, n_items, self.epsilon,
+                                 als_spec(self, n_users).noise_multiplier)
         if method == "select":
-            mechanism = rank_choice(self._als_mechanism(n_users))
+            mechanism = rank_choice(als_spec(self, n_users))
         elif method == "als":
-            mechanism = self._als_mechanism(n_users)
+            mechanism = als_spec(self, n_users)
+        elif method == "means":
+            mechanism = means_spec(self, n_users)
         else:
-            mechanism = self._gradient_mechanism(public_size(self, n_users), n_items)
+            mechanism = gradient_spec(self, public_size(self, n_users), n_items)
         return self._fit_release(budget, method, mechanism, data, None)
 
     def _finish(self, fitted):
@@ -305,8 +300,9 @@ class PrivateMatrixCompletion(PrivateEstimator):
         fitted.setdefault("components_", basis.T.copy())
         fitted.setdefault("item_factors_", basis)
         fitted.setdefault("item_offsets_", np.zeros(len(basis)))
-        fitted.setdefault("regularization_", self._regularization())
+        fitted.setdefault("regularization_", gradient_regularization(self))
         fitted.setdefault("rank_", basis.shape[1])
+        fitted.setdefault("user_offsets_", True)
         fitted.setdefault("rating_scale_", None)
         fitted["n_features_in_"] = len(basis)
         return fitted
@@ -337,65 +333,6 @@ class PrivateMatrixCompletion(PrivateEstimator):
         search checks its whole data with it before any run."""
         check_ratings(self._check_input(X))
 
-    def _als_mechanism(self, n_users):
-        """The DP-ALS spec of this fit (public quantities only): the private scale where
-        no public range gives it, then T + 1 Gaussian releases on the rest of epsilon."""
-        scale = None
-        if self.rating_range is None and self.clip_quantile is not None:
-            scale = AutoClip(self.clip_quantile, self.clip_budget_fraction * self.epsilon)
-        epsilon = self.epsilon - (scale.epsilon if scale else 0.0)
-        return AlternatingLeastSquaresRelease(
-            n_samples=n_users, rank=self.rank, epsilon=epsilon, delta=self.delta,
-            clip_norm=self._als_clip_norm(), scale=scale,
-            n_iter=self.n_iter or default_n_iter(epsilon, self.delta),
-            regularization=self.regularization, half_width=self._half_width(),
-            rating_range=self.rating_range, offset=self._offset(),
-            label=type(self).__name__)
-
-    def _gradient_mechanism(self, n_samples, n_items):
-        """The gradient release on the Grassmannian (public quantities only)."""
-        space = GrassmannBases(n_items, self.rank)
-        return GradientRelease(
-            space=space, loss=MatrixCompletionLoss(space, self._regularization()),
-            n_samples=n_samples, epsilon=self.epsilon, delta=self.delta,
-            method=self.method, n_iter=self.n_iter, clip_norm=self.clip_norm,
-            init_point=start_basis(n_items, self.rank), step_size=self.step_size,
-            batch_size=self.batch_size, inner_steps=self.inner_steps,
-            sampling=self.sampling, output=self.output, noise_method=self.noise_method,
-            # the curvature of f is of the order of the gradient bound C
-            smoothness=float(self.clip_norm) if self.clip_norm else 1.0,
-            label=type(self).__name__, verbose=self.verbose,
-            preliminary=Preliminary((), functools.partial(
-                _centred_run_data, self.rating_range, self._offset())))
-
-    def _offset(self):
-        """The public centre of the ratings: ``offset``, else the range's middle, else 0."""
-        if self.offset is not None:
-            return float(self.offset)
-        if self.rating_range is not None:
-            return (float(self.rating_range[0]) + float(self.rating_range[1])) / 2
-        return 0.0
-
-    def _regularization(self):
-        """lambda of the gradient methods (the ALS release resolves its own default)."""
-        if self.regularization is not None:
-            return float(self.regularization)
-        return GRADIENT_REGULARIZATION
-
-    def _als_clip_norm(self):
-        """C of the ALS release: ``clip_norm``, else the default of ``rating_range``."""
-        if self.clip_norm is not None:
-            return float(self.clip_norm)
-        return float(np.sqrt(3 / 8) * self._half_width() ** 2)
-
-    def _half_width(self):
-        """h: the largest distance of the public range's ends from the offset; without a
-        range, the ALS clip norm C stands for sqrt(3/8) h^2 (the default's relation)."""
-        if self.rating_range is None:
-            return float(np.sqrt(self._als_clip_norm() / np.sqrt(3 / 8)))
-        low, high = (float(b) for b in self.rating_range)
-        return max(high - self._offset(), self._offset() - low)
-
     def _user_ratings(self, X):
         data = check_array(X, "X")
         if data.ndim != 2 or data.shape[1] != self.n_features_in_:
@@ -403,7 +340,7 @@ class PrivateMatrixCompletion(PrivateEstimator):
                 f"X must have shape [n_users, {self.n_features_in_}], got {data.shape}"
             )
         check_ratings(data)
-        return centred_ratings(data, self.rating_range, self._offset())
+        return centred_ratings(data, self.rating_range, public_offset(self))
 
     def transform(self, X):
         """Each user's factor v_u on the released item side, from their own ratings.
@@ -436,13 +373,18 @@ class PrivateMatrixCompletion(PrivateEstimator):
         completed : numpy.ndarray, shape=[n_users, n_items]
             offset + b_j + c_u + F_j v_u for every item j (observed ones included), with
             (c_u, v_u) the user's own ridge fit (``learning._local_completion``);
-            offset + b_j where ``rank_`` is 0; clipped to ``rating_range`` if given.
+            offset + b_j (+ the user's shrunk offset where ``user_offsets_``) where
+            ``rank_`` is 0; clipped to ``rating_range`` if given.
         """
         ratings = self._user_ratings(X)
-        if self.rank_ == 0:  # the item means: no user fit
-            return np.broadcast_to(self.item_offsets_ + self._offset(), ratings.shape).copy()
-        completed = complete_rows(self.item_offsets_, self.item_factors_, ratings,
-                                  self.regularization_) + self._offset()
+        if self.rank_ == 0 and self.user_offsets_:  # the item means and own offsets
+            completed = complete_offsets(self.item_offsets_, ratings) + public_offset(self)
+        elif self.rank_ == 0:  # the item means: no user fit
+            completed = np.broadcast_to(self.item_offsets_ + public_offset(self),
+                                        ratings.shape).copy()
+        else:
+            completed = complete_rows(self.item_offsets_, self.item_factors_, ratings,
+                                      self.regularization_) + public_offset(self)
         if self.rating_range is None:
             return completed
         return np.clip(completed, *(float(bound) for bound in self.rating_range))

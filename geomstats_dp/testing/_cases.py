@@ -262,7 +262,7 @@ def _matrix_completion_cases():
     return [Case(f"PrivateMatrixCompletion(method={method!r})",
                  PrivateMatrixCompletion(rank=2, clip_norm=5.0, method=method, n_iter=5,
                                          batch_size=10, random_state=SEED), ratings)
-            for method in ("select", "als", "rgd", "rsgd", "rsvrg")]
+            for method in ("select", "als", "means", "rgd", "rsgd", "rsvrg")]
 
 
 def _structured_prediction_cases():

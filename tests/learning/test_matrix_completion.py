@@ -369,9 +369,10 @@ def test_als_bounds_come_from_the_public_rating_range():
 
 def test_auto_runs_the_private_choice_only_where_it_can_be_informed():
     """method="auto": "select" where a tenth of epsilon times the number of users reaches
-    100 (a public rule), else DP-ALS alone, which then spends the whole budget."""
+    300 (a public rule), else a release alone (here, 400 users and 30 items, the rank-0
+    release), which then spends the whole budget."""
     ratings, _, _ = _planted_issue_setting(0)  # 400 users
-    for epsilon, method in ((2.4, "als"), (2.6, "select")):
+    for epsilon, method in ((7.4, "means"), (7.6, "select")):
         est = PrivateMatrixCompletion(rank=2, epsilon=epsilon, clip_norm=5.0,
                                       random_state=0).fit(ratings)
         assert est.method_ == method

@@ -8,7 +8,7 @@ import numpy as np
 from geomstats_dp._backend import to_numpy
 from geomstats_dp.distributions.grassmann_bases import GrassmannBases
 from geomstats_dp.learning import PrivateERM, PrivateMatrixCompletion
-from geomstats_dp.learning.matrix_completion import start_basis
+from geomstats_dp.learning._completion_specs import start_basis
 from geomstats_dp.privacy import PrivacyBudget
 from tests.optim.spies import ZeroLoss
 

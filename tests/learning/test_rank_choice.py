@@ -62,22 +62,26 @@ def test_item_means_attain_their_stated_sensitivity():
     assert max(moves) == pytest.approx(2 * H, rel=1e-9)
 
 
-@pytest.mark.parametrize("structured", [False, True])
-def test_a_huge_epsilon_chooses_the_better_model(structured):
-    """Rows of independent noise around item means: the item means (rank 0) complete
-    them better than any rank-2 user fit; a planted rank-2 matrix: DP-ALS."""
+@pytest.mark.parametrize("rows", ["means", "offsets", "rank2"])
+def test_a_huge_epsilon_chooses_the_better_model(rows):
+    """Rows of independent noise around item means: the item means as they are (rank 0,
+    no user offset) complete them better than any user fit; with users' offsets of scale
+    0.5 added: the item means and each user's own offset; a planted rank-2 matrix:
+    DP-ALS."""
     rng = np.random.default_rng(shifted(1))
     n_users, n_items = 600, 12
-    if structured:
+    if rows == "rank2":
         basis = np.linalg.qr(rng.standard_normal((n_items, 2)))[0]
         full = 0.5 * rng.standard_normal((n_users, 2)) @ basis.T * math.sqrt(n_items) / 3
     else:
         full = rng.uniform(-0.5, 0.5, n_items) + 0.3 * rng.standard_normal(
             (n_users, n_items))
+        full += 0.5 * (rows == "offsets") * rng.standard_normal((n_users, 1))
     ratings = np.where(rng.random(full.shape) < 0.5, np.clip(full, -H, H), np.nan)
     spec = _spec(n_users, n_items, epsilon=1e6, n_iter=3)
     _, fitted = stages_of(spec, ratings, seed=0)
-    assert fitted["rank_"] == (2 if structured else 0)
+    assert fitted["rank_"] == (2 if rows == "rank2" else 0)
+    assert fitted["user_offsets_"] == (rows != "means")
 
 
 @pytest.mark.parametrize("score", ["squared", "root", "absolute"])

@@ -5,17 +5,18 @@ far from low rank, few ratings per user to fit a user's factor on), and the nois
 DP-ALS grows with r. This release fits both candidates and chooses one by the users'
 errors on ratings they held out of their own fits:
 
-1. item means: user u, with k_u ratings x_uj clipped to
-   [-h, h] (h the public half-width), contributes the sums s_uj = x_uj / sqrt(k_u) and the
-   counts n_uj = h / sqrt(k_u) over their rated items; (S, N) is released with Gaussian
-   noise, and item j's mean is h S_j / N_j, clipped to [-h, h], where the noisy count
-   exceeds 3 noise standard deviations (0, the public offset, elsewhere);
+1. item means (``item_means``): (S, N), the users' sums and counts weighted by
+   1 / sqrt(k_u), released with Gaussian noise; the item means shrunk towards their
+   average (``item_means.shrunk_item_means``); two rank-0 candidates (``rank0``): the
+   shrunk item means as they are, and each user adding their own shrunk offset
+   (``_local_completion.shrunk_offsets``);
 2. DP-ALS of rank r (``alternating_least_squares``);
 3. a public pattern holds out user u's ratings of the items j with (u + j) = 0 modulo
    ``holdout_period`` (a fifth of every user's items by default; fixed and
    data-independent, unlike draws from the release's generator, which a caller's own
    split with the same seed would repeat); every user's mean squared error on their
-   held-out ratings, for each candidate (item means: b_j; DP-ALS with each user ridge of
+   held-out ratings, for each candidate (item means: b_j, or b_j plus the user's own
+   shrunk offset from the ratings they kept; DP-ALS with each user ridge of
    ``ridges`` and the release's own: the user's own completion from the ratings they
    kept, ``_local_completion``: the user-side fit,
    where a rank-r model overfits, sees none of the held-out ratings; the item side saw
@@ -28,18 +29,16 @@ errors on ratings they held out of their own fits:
    Talwar 2007) at ``selection_epsilon`` picks one.
 
 The release holds both candidates' item sides (post-processing of their noisy
-statistics), ``rank_`` (0: item means, r: DP-ALS), ``regularization_`` (the users'
+statistics), ``rank_`` (0: item means, r: DP-ALS), ``user_offsets_`` (whether users add
+their own offset: False only for the plain item means), ``regularization_`` (the users'
 ridge chosen with DP-ALS: the ridge that suits the data's departure from rank r is not a
 function of the noise, and choosing it costs nothing more than the choice) and the
 chosen item side users complete their rows with. The price against DP-ALS alone: the selection's share of
 epsilon and one more Gaussian release at the same noise multiplier
 (docs/matrix_completion.md).
 
-Privacy. Adjacency: USER-LEVEL replace-one. The item means' pair x_u = (s_u, n_u) has
-L2 norm at most sqrt(2) h, and two users' pairs have a non-negative inner product (the
-counts' part, h^2 sum over common items of 1 / sqrt(k_u k_u'), bounds the sums' part in
-absolute value), so |x_u - x_u'|^2 <= |x_u|^2 + |x_u'|^2 and (S, N) has sensitivity 2h
-(attained: the same items rated h and -h); with the T + 1 releases of
+Privacy. Adjacency: USER-LEVEL replace-one. (S, N) has sensitivity 2h (``item_means``,
+attained: the same items rated h and -h); with the T + 1 releases of
 DP-ALS these are T + 2 Gaussian releases of one noise multiplier z, calibrated to
 (epsilon - selection_epsilon, delta) by exact Gaussian-DP composition
 (``privacy.calibrate_gaussian``). Each utility moves by at most B when one user's row is
@@ -50,22 +49,32 @@ composition (``PrivacyBudget``).
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from geomstats_dp.learning._local_completion import centred_ratings, complete_rows
+from geomstats_dp.learning._local_completion import (
+    OFFSET_STRICTNESS,
+    centred_ratings,
+    complete_offsets,
+    complete_rows,
+)
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
-    gaussian_noise,
     user_blocks,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
+from geomstats_dp.learning.mechanisms.item_means import (
+    item_means,
+    noisy_sums,
+    shrunk_item_means,
+)
 from geomstats_dp.learning.mechanisms.rating_scale import tightened
 from geomstats_dp.privacy import PureEvent
 from geomstats_dp.privacy.quantile import exponential_mechanism
-from geomstats_dp.privacy.stages import discrete_stage, noisy_stage
+from geomstats_dp.privacy.stages import discrete_stage
 
 SELECTION_SHARE = 0.1  # of epsilon, spent on the choice
 HOLDOUT_PERIOD = 5
@@ -73,8 +82,9 @@ RIDGES = (0.1, 1.0, 10.0)  # the users' ridges offered besides the release's own
 SCORE = "squared"  # each user's held-out error (``SCORES``)
 ERROR_CLIP = 0.25  # B = ERROR_CLIP h^p (p of ``SCORES``): one user's clipped error
 SCORES = {"squared": 2, "root": 1, "absolute": 1}  # score: the power p of h in B
-RELIABLE_COUNT = 3.0  # noise standard deviations a noisy count must exceed
-INFORMED_CHOICE = 100.0  # selection epsilon x users from which the choice is informed
+RANK0 = ("means", "means+offsets")  # the rank-0 candidates (``RankChoiceRelease``)
+INFORMED_CHOICE = 300.0  # selection epsilon x users from which "auto" runs the choice
+MEANS_SIGNAL = 10.0  # signal_ratio from which "auto" runs the rank-0 release below it
 
 
 def informed_choice(n_users, epsilon, selection_share=SELECTION_SHARE):
@@ -82,12 +92,34 @@ def informed_choice(n_users, epsilon, selection_share=SELECTION_SHARE):
 
     The exponential mechanism favours a candidate by odds e when the users' summed
     held-out errors differ by 2B / epsilon_s, a mean difference per user of
-    2B / (epsilon_s n): at most 2% of the error clip B here. Below, the choice is close
-    to a draw at random, and DP-ALS alone (``method="auto"``'s other branch) spends the
-    whole budget on one candidate. Checked on synthetic matrices (``benchmarks/
-    matrix_completion_defaults.py``). A rule on public quantities (n, epsilon).
+    2B / (epsilon_s n): at most 0.7% of the error clip B here. Below, the choice is
+    close to a draw at random, and ``method="auto"`` spends the whole budget on one
+    candidate (``auto_method``). Derived on synthetic matrices (``benchmarks/
+    matrix_completion_rank0.py``, ``matrix_completion_auto_rule.py``; 100 before them).
+    A rule on public quantities (n, epsilon).
     """
     return selection_share * epsilon * n_users >= INFORMED_CHOICE
+
+
+def signal_ratio(n_users, n_items, noise_multiplier):
+    """n / (sqrt(m) z): the weighted count of an item that every user rates over the noise
+    multiplier of DP-ALS (a user's weight 1 / sqrt(k_u) with k_u = m), a public proxy
+    of the signal of the item statistics, whose noise DP-ALS thresholds."""
+    return n_users / (math.sqrt(n_items) * noise_multiplier)
+
+
+def auto_method(n_users, n_items, epsilon, noise_multiplier):
+    """``method="auto"``: "select" where ``informed_choice``; else "means" (the rank-0
+    release) where ``signal_ratio`` reaches ``MEANS_SIGNAL``, else "als". A rule on
+    public quantities (n, m, epsilon and the noise multiplier z of DP-ALS alone, a
+    function of epsilon and delta), derived on synthetic matrices
+    (``benchmarks/matrix_completion_rank0.py``, ``matrix_completion_auto_rule.py``).
+    """
+    if informed_choice(n_users, epsilon):
+        return "select"
+    if signal_ratio(n_users, n_items, noise_multiplier) >= MEANS_SIGNAL:
+        return "means"
+    return "als"
 
 
 def usable_ratings(ratings, rating_range, offset):
@@ -96,59 +128,6 @@ def usable_ratings(ratings, rating_range, offset):
     centred = centred_ratings(ratings, rating_range, offset)
     centred[np.isinf(centred).any(axis=1)] = np.nan
     return centred
-
-
-def mean_statistics(ratings, half_width):
-    """(S, N) of a block of users: the sums of s_u and n_u (module docstring).
-
-    Parameters
-    ----------
-    ratings : numpy.ndarray, shape=[n_users, n_items]
-        Centred ratings, NaN where missing (non-finite ones count as missing).
-    half_width : float
-        h.
-
-    Returns
-    -------
-    statistic : numpy.ndarray, shape=[2 n_items]
-    """
-    observed = np.isfinite(ratings)
-    scale = 1.0 / np.sqrt(np.maximum(observed.sum(axis=1), 1))[:, None]
-    clipped = np.clip(np.where(observed, ratings, 0.0), -half_width, half_width)
-    return np.concatenate([(clipped * scale).sum(axis=0),
-                           (half_width * observed * scale).sum(axis=0)])
-
-
-def noisy_item_means(ratings, half_width, noise_std, rng, transform=None, **stage):
-    """Item means with Gaussian noise on (S, N) (module docstring).
-
-    Parameters
-    ----------
-    ratings : numpy.ndarray, shape=[n_users, n_items]
-        Centred ratings (or ratings ``transform`` centres), NaN where missing.
-    half_width : float
-        h.
-    noise_std : float
-    rng : numpy.random.Generator
-    transform : callable, optional
-        A per-user map applied to each block of rows (``user_blocks``).
-    **stage
-        ``label`` and ``sensitivity`` of the user-level stage.
-
-    Returns
-    -------
-    means : numpy.ndarray, shape=[n_items]
-    """
-    statistic = np.zeros(2 * ratings.shape[1])
-    for _, block in user_blocks(ratings, transform):
-        statistic += mean_statistics(block, half_width)
-    released = noisy_stage(statistic, gaussian_noise(rng, noise_std, statistic.shape),
-                           law="gaussian", scale=noise_std, dim=len(statistic),
-                           adjacency="user_level", **stage)
-    sums, counts = np.split(released, 2)
-    reliable = counts > RELIABLE_COUNT * noise_std
-    means = half_width * sums / np.where(reliable, counts, 1.0)
-    return np.where(reliable, np.clip(means, -half_width, half_width), 0.0)
 
 
 def held_out_errors(predicted, ratings, half_width, score=SCORE, clip=ERROR_CLIP):
@@ -230,6 +209,13 @@ class RankChoiceRelease(Mechanism):
         Each user's held-out error (``held_out_errors``).
     clip : float
         B = clip h^p, p = ``SCORES[score]``.
+    rank0 : tuple of str
+        The rank-0 candidates: "means" (the item means shrunk by ``item_means.
+        shrunk_item_means``), "means+offsets" (each user adding their own shrunk offset,
+        ``_local_completion.shrunk_offsets``), "raw" (the item means unshrunk: the
+        release before issue 31's rank-0 work, kept for the derivation).
+    strictness : float
+        tau of the users' shrunk offsets (``_local_completion.shrunk_offsets``).
     """
 
     adjacency: ClassVar[str] = "user_level"
@@ -240,6 +226,8 @@ class RankChoiceRelease(Mechanism):
     ridges: tuple = RIDGES
     score: str = SCORE
     clip: float = ERROR_CLIP
+    rank0: tuple = RANK0
+    strictness: float = OFFSET_STRICTNESS
 
     @property
     def means_sensitivity(self):
@@ -281,12 +269,20 @@ class RankChoiceRelease(Mechanism):
         """The release on ``data`` (``transform`` centres a block of rows) with a public
         h and C."""
         half_width = self.als.half_width
-        means = noisy_item_means(
-            data, half_width, self.als.noise_multiplier * self.means_sensitivity, rng,
-            transform, label=self._label("item means"), sensitivity=self.means_sensitivity)
+        noise_std = self.als.noise_multiplier * self.means_sensitivity
+        sums, counts = noisy_sums(data, half_width, noise_std, rng, transform,
+                                  label=self._label("item means"),
+                                  sensitivity=self.means_sensitivity)
+        means = {"raw": item_means(sums, counts, half_width, noise_std)[0],
+                 "means": shrunk_item_means(sums, counts, half_width, noise_std)}
         fitted = self.als.release_blocks(data, rng, transform)
         ridges = (fitted["regularization_"], *self.ridges)
-        candidates = [lambda kept: means] + [functools.partial(
+        rank0 = [(means["raw" if name == "raw" else "means"], name.endswith("offsets"))
+                 for name in self.rank0]
+        candidates = [functools.partial(complete_offsets, item,
+                                        strictness=self.strictness) if offsets
+                      else (lambda kept, item=item: item) for item, offsets in rank0]
+        candidates += [functools.partial(
             complete_rows, fitted["item_offsets_"], fitted["item_factors_"],
             regularization=ridge) for ridge in ridges]
         utility = held_out_utilities(data, transform, candidates, half_width,
@@ -297,12 +293,14 @@ class RankChoiceRelease(Mechanism):
             sensitivity=self.error_clip, utility=utility, adjacency="user_level")
         fitted["noise_multipliers_"] = {**fitted["noise_multipliers_"],
                                         "item means": self.als.noise_multiplier}
-        fitted["rank_"] = self.als.rank if index else 0
-        fitted["item_means_"] = means
-        if index:
-            fitted["regularization_"] = ridges[index - 1]
+        fitted["item_means_"] = means["means"]
+        fitted["user_offsets_"] = True
+        if index >= len(rank0):
+            fitted["rank_"] = self.als.rank
+            fitted["regularization_"] = ridges[index - len(rank0)]
         else:
-            fitted["item_offsets_"] = means
+            fitted["rank_"] = 0
+            fitted["item_offsets_"], fitted["user_offsets_"] = rank0[index]
             fitted["item_factors_"] = np.zeros_like(fitted["item_factors_"])
         return fitted
 
