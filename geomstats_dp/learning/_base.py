@@ -102,6 +102,9 @@ class PrivateEstimator(BaseEstimator):
             )
         fitted = run_release(mechanism, budget, data, weights, self.random_state,
                              self.secure)
+        # the mechanism's declarations, for the conformance checks (geomstats_dp.testing)
+        self._released_outputs = mechanism.released_outputs
+        self._skippable_events = mechanism.skippable_events()
         return self._set_fitted(self._finish(fitted), budget_=budget, method_=method)
 
     def _set_fitted(self, fitted, **public):

@@ -154,7 +154,8 @@ class PrivateERM(PrivateEstimator):
     noise_multipliers_ : dict
         The same for every kind of query of the run.
     n_iter_ : int
-        Manifold steps taken.
+        Manifold steps taken. For "two_stage" a function of the release (steps skipped
+        once the chain has settled), as is ``n_gradient_evaluations_``.
     n_gradient_evaluations_ : int or None
         Per-sample gradient evaluations (None under Poisson sampling, where it would
         reveal the batch sizes and so n).

@@ -62,7 +62,8 @@ def public_outputs(estimator, *fit_args, released=RELEASED, **fit_params):
     *fit_args, **fit_params
         Passed to ``fit``.
     released : collection of str
-        The fitted attributes that are releases (left out).
+        The fitted attributes that are releases (left out), with those the fit's
+        mechanism declares functions of its release (``Mechanism.released_outputs``).
 
     Returns
     -------
@@ -74,6 +75,7 @@ def public_outputs(estimator, *fit_args, released=RELEASED, **fit_params):
     with warnings.catch_warnings(record=True) as caught, _captured_logs() as logs:
         warnings.simplefilter("always")
         estimator.fit(*fit_args, **fit_params)
+    released = frozenset(released) | estimator.__dict__.get("_released_outputs", frozenset())
     public = {name: value for name, value in vars(estimator).items()
               if name.endswith("_") and not name.startswith("_")
               and name not in released and name != "budget_"}

@@ -54,6 +54,12 @@ class RecordedFit:
     predict: object = None
     fit_params: dict | None = None
 
+    @property
+    def skippable(self):
+        """The event labels the fit's mechanism declares skippable
+        (``Mechanism.skippable_events``; none for a fit through no such mechanism)."""
+        return getattr(self.estimator, "__dict__", {}).get("_skippable_events", frozenset())
+
 
 class _ListHandler(logging.Handler):
     """Keeps (logger name, level, message) of every record it handles."""

@@ -45,11 +45,22 @@ class Mechanism:
         Whether a ``release`` that raises is charged all the same (its noisy outputs may
         have left it before the error: PriRFed's agents' replies); otherwise the
         reservation is cancelled.
+    released_outputs : frozenset of str
+        Fitted attributes besides the release that are functions of it (post-processing:
+        a step count that depends on the released points); the conformance checks
+        compare them as releases, not as public outputs.
     """
 
     adjacency: ClassVar[str] = "replace_one"
     reads_dask: ClassVar[bool] = False
     charged_if_raises: ClassVar[bool] = False
+    released_outputs: ClassVar[frozenset] = frozenset()
+
+    def skippable_events(self):
+        """Labels of the events a run may leave without a stage (a query skipped by a
+        decision on earlier releases: a data-independent null query, charged all the
+        same); public quantities only."""
+        return frozenset()
 
     def events(self):
         """The calibrated privacy events this release charges (public quantities only)."""

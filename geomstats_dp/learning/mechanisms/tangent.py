@@ -15,9 +15,10 @@ tangent mean of the samples at x, pushed back to the space.
   quantile, ``privacy.quantile``), then unit tangent steps started at the coarse point
   with clip radius C2: first travel steps with the coarse step's small budget share, so
   that a clip radius far below the data's distance to x0 still reaches them, then steps
-  whose shares grow fourfold, the last taking most of the budget. The release is the
-  noise-weighted mean of the step points from the first settled step (``settled_mean``,
-  post-processing): the last point when no earlier step has settled.
+  whose shares grow fourfold, the last taking most of the budget. Once a step has
+  settled, the later steps with no less noise are skipped (``skipped``). The release is
+  the noise-weighted mean of the step points from the first settled step
+  (``settled_mean``, post-processing): the last point when no earlier step has settled.
 
 Privacy. Adjacency: replace-one. Sensitivity of a step's query: 2 C max_i w_i (2C/n for
 uniform weights; a record's clipped gradient moves by at most 2C), with C the step's
@@ -26,6 +27,14 @@ z_k, composed exactly as Gaussian DP (mu^2 = sum_k 1/z_k^2, ``privacy.accountant
 the quantiles (``clip_norm="auto"``, the localisation radius) are pure-DP events composed
 with it by basic composition. The multipliers are calibrated (``calibrate_gaussian``)
 from epsilon, delta and the public step shares before any data value is read.
+
+Skipped steps. Whether a step runs is decided from the released step points and the
+public noise scales (given the released clip radius) only: post-processing. Under
+adaptive composition a skipped step is a query that returns nothing whatever the data,
+so charging every step's event, skipped or not, keeps the guarantee; the ledger
+over-charges by the skipped steps' shares. ``n_iter_``, ``n_gradient_evaluations_`` and
+the time of a fit are then functions of the release (``released_outputs``), and the
+events of the steps that may be skipped are declared (``skippable_events``).
 """
 
 import math
@@ -128,6 +137,35 @@ def settled_mean(space, points, noise_norms):
     weights = nus[first:] ** -2
     return karcher_mean(space, gs.stack(points[first:]), to_backend(weights / weights.sum()),
                         points[-1], tol=SETTLED_MEAN_TOL)
+
+
+def has_settled(space, points, noise_norms):
+    """Whether the last step moved the previous point by at most
+    sqrt(nu_{k-1}^2 + nu_k^2) (``settled_mean``'s criterion; False for a single point).
+    A function of released points and public or released noise scales."""
+    if len(points) < 2:
+        return False
+    bound = math.hypot(noise_norms[-2], noise_norms[-1])
+    return float(to_numpy(space.metric.dist(points[-2], points[-1]))) <= bound
+
+
+def skipped(multipliers, settled, step):
+    """Whether ``step`` is skipped: a step after the first settled one whose noise
+    multiplier is at least that step's (public; ``settled``: the settled step's index or
+    None).
+
+    From the settled step on, a step point is the localised mean plus that step's noise:
+    a step with no less noise than the settled point's cannot bring the chain closer to
+    the minimiser, it would only add a term of the settled mean's average.
+    """
+    return settled is not None and multipliers[step] >= multipliers[settled]
+
+
+def skippable_steps(multipliers):
+    """The steps ``skipped`` may leave out in some run: from step 2 on, those whose
+    multiplier is at least the previous step's (the multipliers never grow)."""
+    return frozenset(step for step in range(2, len(multipliers))
+                     if multipliers[step] >= multipliers[step - 1])
 
 
 def travel_steps(horizon, n_refine):
@@ -257,6 +295,9 @@ class TangentSteps(PointMeanFields):
         """Numbers of growing-share and of travel steps, from public quantities."""
         return 1, 0
 
+    def skippable_events(self):
+        return frozenset(map(self._label, skippable_steps(self.multipliers)))
+
     def _label(self, step):
         return f"{self.label} {self.method}: step {step}"
 
@@ -302,9 +343,11 @@ class TangentSteps(PointMeanFields):
 
         geodesics = geodesics_for(space)
         clip = clip_norm
-        points, noise_norms = [], []
+        points, noise_norms, settled = [], [], None
         with known_factors(geodesics.known_factor):  # SPD: each step point's factor, reused
             for step, z in enumerate(self.multipliers):
+                if skipped(self.multipliers, settled, step):
+                    continue
                 if step == 1:  # the coarse point's distances, then the sum, in one pass
                     clip, gradient = oracle.norms_then_clipped_sum(point, localise)
                 else:
@@ -317,11 +360,13 @@ class TangentSteps(PointMeanFields):
                 point = geodesics.exp(-step_size * noisy, point)
                 points.append(point)
                 noise_norms.append(step_size * sigma * math.sqrt(self.dim))
+                if settled is None and has_settled(space, points, noise_norms):
+                    settled = step
         return {
             "estimate_": settled_mean(space, points, noise_norms),
             "noise_multiplier_": self.multipliers[-1],
             "noise_multipliers_": {f"step_{k}": z for k, z in enumerate(self.multipliers)},
-            "n_iter_": len(self.multipliers),
+            "n_iter_": len(points),
             "n_gradient_evaluations_": oracle.n_gradient_evaluations,
             "clip_norm_": clip_norm,
             "noise_ratio_": self.noise_ratio,
@@ -357,6 +402,7 @@ class TwoStageRelease(TangentSteps):
 
     method = "two_stage"
     localised = True
+    released_outputs = frozenset({"n_iter_", "n_gradient_evaluations_"})
 
     def n_steps(self, n_samples, epsilon, delta):
         horizon = privacy_horizon(n_samples, self.dim, epsilon, delta)
