@@ -133,7 +133,7 @@ def minimize(
         transport = resolve_transport(space)
     oracle = GradientOracle(loss, data, weights, noise_sampler, rng, strategy.blocks_draws)
     runner = compiled_block_runner(loss, strategy, data, noise_sampler, len(step_sizes),
-                                   retraction=retraction, callback=callback)
+                                   retraction=retraction, callback=callback, output=output)
     if runner is None:
         point, iterates = _run_steps(
             oracle, strategy, transport, point, step_sizes.tolist(), steps_per_round, output,
