@@ -33,6 +33,7 @@ the loop, with the same release. Timings of the first compilation: docs/benchmar
 optimizers.md ("Compiled torch blocks").
 """
 
+import logging
 import math
 import warnings
 
@@ -56,6 +57,10 @@ MIN_STEPS_TO_COMPILE = 10**6
 least this many steps; once compiled, every run of the same shapes that qualifies takes
 the route. A compiled step saves some tens of microseconds of dispatch; the first
 compilation costs tens of seconds (timings: docs/benchmarks/optimizers.md)."""
+
+COMPILE_OPTIONS = {"cpp_wrapper": True}
+"""Inductor's options: the compiled block's wrapper (which allocates its many small
+buffers and calls its kernels) in C++, where Python's would cost more than the steps."""
 
 STEPS = {"sphere": SphereSteps, "spd": SPDSteps}
 """The step math of each kernel kind (``compiled_blocks.kernel_kind``) taken here."""
@@ -135,9 +140,12 @@ def _compiles(key, space, data):
     inputs = _Inputs.placeholder(point, batch_size, int(space.dim))
     settings = torch.tensor([1.0, 1.0, 0.0, math.inf], dtype=data.dtype, device=data.device)
     state = _contiguous(steps.state(point))
+    inductor_log = logging.getLogger("torch._inductor.ir")  # LAPACK calls: no C shim
+    level = inductor_log.level
+    inductor_log.setLevel(logging.ERROR)
     try:  # the running average a copy: aliased inputs would be compiled apart
         compiled = torch.compile(_block_function(steps, average), fullgraph=True,
-                                 dynamic=False)
+                                 dynamic=False, options=COMPILE_OPTIONS)
         compiled(state, tuple(part.clone() for part in state), *inputs.tensors,
                  inputs.masks(data.device)[0], settings)
     except Exception as error:  # noqa: BLE001 - any failure of the compiler
@@ -146,6 +154,8 @@ def _compiles(key, space, data):
             f"torch.compile failed ({_FAILURE[0][:200]}); DP-RSGD runs on pytorch take "
             "the Python loop (the same release)", RuntimeWarning, stacklevel=4)
         return False
+    finally:
+        inductor_log.setLevel(level)
     _BLOCKS[key] = steps, compiled
     return True
 
@@ -260,8 +270,9 @@ class TorchBlocks:
         kept = [] if keep_iterates else None
         prefactors = oracle.weights.to(**like) * (oracle.n_samples / batch_size)
         etas = torch.as_tensor(step_sizes, **like)
-        fractions = torch.tensor([min(1.0, power / (k + 1)) if power else 1.0
-                                  for k in range(n_steps)], **like)
+        fractions = torch.as_tensor(  # c_k = min(1, power / k) of the running average
+            np.minimum(1.0, power / np.arange(1, n_steps + 1)) if power else np.ones(n_steps),
+            **like)
         batches, dim = _DrawnBatches(strategy, oracle), int(oracle.loss.space.dim)
         masks = _Inputs.masks(data.device)
         for first in range(0, n_steps, BLOCK_STEPS):
