@@ -130,7 +130,7 @@ def test_a_point_the_loop_rejects_raises_the_loops_error(monkeypatch, blocks, di
     raised = []
     for enabled in (True, False):
         monkeypatch.setattr(compiled_blocks, "ENABLED", enabled)
-        with pytest.raises(Exception) as caught, np.errstate(all="ignore"):  # noqa: PT011
+        with pytest.raises(Exception) as caught, np.errstate(all="ignore"):
             minimize(SquaredDistanceLoss(space), data, MiniBatch(5, 10.0, 1e-3), 3, 400.0,
                      random_state=0)
         raised.append((type(caught.value), str(caught.value)))
