@@ -112,6 +112,16 @@ def compile_block(space, data, batch_size, output="last"):
     as a run of ``MIN_STEPS_TO_COMPILE`` steps would: shorter runs then take the route
     too.
 
+    Parameters
+    ----------
+    space : Manifold
+        The sphere or SPD(n), n >= 3 (``compiled_blocks.kernel_kind``).
+    data : torch.Tensor, shape=[n, *space.shape]
+        float64, on the device the runs will use.
+    batch_size : int
+    output : str
+        As given to ``minimize`` (the running averages have their own block).
+
     Returns
     -------
     compiled : bool
