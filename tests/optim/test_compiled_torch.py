@@ -24,7 +24,8 @@ from tests.conftest import BACKEND, shifted
 from .data import assert_same_run, cloud
 from .data import run_both as run_both_routes
 
-pytestmark = pytest.mark.skipif(BACKEND != "pytorch", reason="the pytorch backend's route")
+if BACKEND != "pytorch":  # before importing torch
+    pytest.skip("the pytorch backend's route", allow_module_level=True)
 torch = pytest.importorskip("torch")
 compiled_torch = pytest.importorskip("geomstats_dp.optim.compiled_torch")
 
