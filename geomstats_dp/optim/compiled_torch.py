@@ -35,6 +35,7 @@ optimizers.md ("Compiled torch blocks").
 
 import logging
 import math
+import types
 import warnings
 
 import numpy as np
@@ -196,7 +197,10 @@ def _block_function(steps, average):
             done = done + going.to(torch.int64)
         return state, tracked, torch.stack(starts), done
 
-    return block
+    # its own code object: dynamo keeps a function's compiled graphs, and counts its
+    # recompilations up to a limit, per code object, and each block is compiled once
+    return types.FunctionType(block.__code__.replace(), block.__globals__, block.__name__,
+                              block.__defaults__, block.__closure__)
 
 
 def _contiguous(state):

@@ -223,3 +223,11 @@ def test_a_failed_compilation_warns_once_and_the_loop_runs(monkeypatch):
     second, _ = run_both(monkeypatch, space, data, MiniBatch(1, 1.0, 0.3), 1)
     np.testing.assert_array_equal(second.point, python.point)
     assert attempts == [1]
+
+
+def test_each_block_is_its_own_function_for_the_compiler():
+    """Dynamo's recompilation limit counts per code object: blocks of other shapes or
+    spaces must not share one (past the limit, a fullgraph compilation fails)."""
+    steps = compiled_torch.SphereSteps(SPACES["sphere"]())
+    first, second = (compiled_torch._block_function(steps, False) for _ in range(2))
+    assert first.__code__ is not second.__code__
