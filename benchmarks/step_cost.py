@@ -26,6 +26,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -145,15 +146,34 @@ def minimal_spd_steps_torch(data, n_steps, seed):
                              noise)
 
 
-def library_steps(space, data, n_steps, seed):
-    """n_steps library DP-RSGD steps (``minimize``, ``MiniBatch(1)``, default sampler)."""
+def library_steps(space, data, n_steps, seed, compiled=False):
+    """n_steps library DP-RSGD steps (``minimize``, ``MiniBatch(1)``, default sampler), on
+    the Python loop or (``compiled``) on the compiled route where it is loaded."""
     from geomstats_dp._backend import to_backend
-    from geomstats_dp.optim import MiniBatch, SquaredDistanceLoss, minimize
+    from geomstats_dp.optim import (
+        MiniBatch,
+        SquaredDistanceLoss,
+        compiled_blocks,
+        minimize,
+    )
 
     loss = SquaredDistanceLoss(space)
     checked = loss.check_data(to_backend(data))
+    compiled_blocks.ENABLED = compiled
     return minimize(loss, checked, MiniBatch(1, CLIP_NORM, NOISE_STD), n_steps, STEP,
                     random_state=seed, data_checked=True).point
+
+
+def compile_torch_block(space, data):
+    """(CPU, wall) seconds of compiling the torch block of ``library_steps``
+    (``compiled_torch.compile_block``); raises where it cannot compile."""
+    from geomstats_dp._backend import to_backend
+    from geomstats_dp.optim import compiled_torch
+
+    start = clocks()
+    if not compiled_torch.compile_block(space, to_backend(data), 1):
+        raise RuntimeError("torch.compile failed: no compiled pytorch rows")
+    return (clocks() - start).tolist()
 
 
 def clocks():
@@ -182,6 +202,7 @@ def measure(repeats, sphere_steps, spd_steps):
     found = {}
     for name, (space, data, minimal, minimal_torch, n_steps, kind) in cases.items():
         library_steps(space, data, 20, seed=0)  # warm caches (calibration, imports)
+        checks = {}
         variants = {
             "library": functools.partial(library_steps, space, data, n_steps),
             "minimal": lambda seed, data=data, n_steps=n_steps, minimal=minimal: minimal(
@@ -192,7 +213,12 @@ def measure(repeats, sphere_steps, spd_steps):
 
             tensors = torch.from_numpy(data.copy())
             variants["minimal_torch"] = functools.partial(minimal_torch, tensors, n_steps)
-        checks = {}
+            checks["first_compile"] = compile_torch_block(space, data)
+            variants["compiled"] = functools.partial(library_steps, space, data, n_steps,
+                                                     compiled=True)
+            checks["compiled_check"] = float(torch.max(torch.abs(
+                library_steps(space, data, n_steps, 0, compiled=True)
+                - library_steps(space, data, n_steps, 0))))
         if _step_cost_jax.available():
             variants["jax"] = _step_cost_jax.loop(data, n_steps, kind)
             checks["jax_check"] = _step_cost_jax.check(data, kind)
@@ -215,40 +241,81 @@ def _child(repeats, sphere_steps, spd_steps):
         print(json.dumps(measure(repeats, sphere_steps, spd_steps)))
 
 
+def _compile_child():
+    """Entry of a later process: print the torch blocks' compilation times as JSON (with
+    the on-disk cache of the measuring process)."""
+    from geomstats.geometry.hypersphere import Hypersphere
+    from geomstats.geometry.spd_matrices import SPDMatrices
+
+    print(json.dumps({
+        f"S^{SPHERE_DIM}": compile_torch_block(Hypersphere(SPHERE_DIM), sphere_data()),
+        f"SPD({SPD_SIZE})": compile_torch_block(SPDMatrices(SPD_SIZE), spd_data())}))
+
+
+def _run_child(backend, code, cache):
+    """The last line of a child process's output on ``backend``, parsed as JSON, with
+    inductor's on-disk cache in ``cache``."""
+    env = dict(os.environ, GEOMSTATS_BACKEND=backend, OMP_NUM_THREADS="1",
+               TORCHINDUCTOR_CACHE_DIR=cache,  # compiled in the process: its CPU time counts
+               TORCHINDUCTOR_COMPILE_THREADS="1")
+    output = subprocess.run([sys.executable, "-c", f"import benchmarks.step_cost as m; {code}"],
+                            env=env, capture_output=True, text=True, check=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
 def rows(quick):
-    """One row per space and backend, each measured in a fresh process."""
+    """One row per space and backend (and the compiled torch route), each backend
+    measured in a fresh process; the torch blocks compiled there with an empty inductor
+    cache, then again in a later process from the cache it left."""
     repeats, sphere_steps, spd_steps = (3, 200, 50) if quick else (9, 2000, 400)
     found = []
     if importlib.util.find_spec("jax") is None:
         print("  JAX is not installed (the bench extra): the JAX columns are NaN", flush=True)
-    for backend in ("numpy", "pytorch"):
-        env = dict(os.environ, GEOMSTATS_BACKEND=backend, OMP_NUM_THREADS="1")
-        output = subprocess.run(
-            [sys.executable, "-c",
-             f"import benchmarks.step_cost as m; m._child({repeats}, {sphere_steps}, {spd_steps})"],
-            env=env, capture_output=True, text=True, check=True).stdout
-        for space, times in json.loads(output.strip().splitlines()[-1]).items():
-            (cpu, wall), (cpu_minimal, wall_minimal) = times["library"], times["minimal"]
-            cpu_torch = times.get("minimal_torch", [math.nan])[0]
-            cpu_jax = times.get("jax", [math.nan])[0]
-            row = {"space": space, "backend": backend,
-                   "library_step_seconds": cpu, "minimal_step_seconds": cpu_minimal,
-                   "ratio": cpu / cpu_minimal, "goal": GOALS[backend],
-                   "wall_ratio": wall / wall_minimal,
-                   "minimal_torch_step_seconds": cpu_torch,
-                   "ratio_to_minimal_torch": cpu / cpu_torch,
-                   "jax_step_seconds": cpu_jax, "ratio_to_jax": cpu / cpu_jax,
-                   "goal_vs_jax": GOALS_VS_JAX[backend],
-                   "minimal_to_jax": cpu_minimal / cpu_jax,
-                   "minimal_torch_to_jax": cpu_torch / cpu_jax,
-                   "jax_check": times.get("jax_check", math.nan),
-                   "loadavg_1min": round(os.getloadavg()[0], 2)}
-            print(f"  {space} {backend}: {1e6 * cpu:.0f} us / {1e6 * cpu_minimal:.0f} us "
-                  f"= {row['ratio']:.2f} (wall {row['wall_ratio']:.2f}; minimal torch step "
-                  f"{1e6 * cpu_torch:.0f} us; JAX scan {1e6 * cpu_jax:.0f} us: "
-                  f"{row['ratio_to_jax']:.2f}); load {row['loadavg_1min']}", flush=True)
-            found.append(row)
+    with tempfile.TemporaryDirectory() as cache:
+        measured = {backend: _run_child(
+            backend, f"m._child({repeats}, {sphere_steps}, {spd_steps})", cache)
+            for backend in ("numpy", "pytorch")}
+        cached = _run_child("pytorch", "m._compile_child()", cache)
+    for backend, variant in (("numpy", "library"), ("pytorch", "library"),
+                             ("pytorch", "compiled")):
+        for space, times in measured[backend].items():
+            found.append(_row(space, backend, variant, times, cached[space]))
     return found
+
+
+def _row(space, backend, variant, times, cached):
+    """The CSV row of ``variant`` (the loop, or the compiled torch route) on ``space``."""
+    (cpu, wall), (cpu_minimal, wall_minimal) = times[variant], times["minimal"]
+    cpu_torch = times.get("minimal_torch", [math.nan])[0]
+    cpu_jax = times.get("jax", [math.nan])[0]
+    compiled = variant == "compiled"
+    row = {"space": space, "backend": f"{backend} (compiled)" if compiled else backend,
+           "library_step_seconds": cpu, "minimal_step_seconds": cpu_minimal,
+           "ratio": cpu / cpu_minimal, "goal": GOALS[backend],
+           "wall_ratio": wall / wall_minimal,
+           "minimal_torch_step_seconds": cpu_torch,
+           "ratio_to_minimal_torch": cpu / cpu_torch,
+           "jax_step_seconds": cpu_jax, "ratio_to_jax": cpu / cpu_jax,
+           "goal_vs_jax": GOALS_VS_JAX[backend],
+           "minimal_to_jax": cpu_minimal / cpu_jax,
+           "minimal_torch_to_jax": cpu_torch / cpu_jax,
+           "jax_check": times.get("jax_check", math.nan),
+           "compiled_check": times.get("compiled_check", math.nan) if compiled else math.nan,
+           "first_compile_seconds": times["first_compile"][0] if compiled else math.nan,
+           "first_compile_wall_seconds": times["first_compile"][1] if compiled else math.nan,
+           "cached_compile_seconds": cached[0] if compiled else math.nan,
+           "cached_compile_wall_seconds": cached[1] if compiled else math.nan,
+           "loadavg_1min": round(os.getloadavg()[0], 2)}
+    print(f"  {space} {row['backend']}: {1e6 * cpu:.0f} us / {1e6 * cpu_minimal:.0f} us "
+          f"= {row['ratio']:.2f} (wall {row['wall_ratio']:.2f}; minimal torch step "
+          f"{1e6 * cpu_torch:.0f} us; JAX scan {1e6 * cpu_jax:.0f} us: "
+          f"{row['ratio_to_jax']:.2f}); load {row['loadavg_1min']}", flush=True)
+    if compiled:
+        print(f"    first compilation {row['first_compile_seconds']:.1f} s CPU "
+              f"({row['first_compile_wall_seconds']:.1f} s wall), from the cache "
+              f"{cached[0]:.1f} s ({cached[1]:.1f} s); release vs the loop "
+              f"{row['compiled_check']:.1e}", flush=True)
+    return row
 
 
 def plot(path, found):
@@ -258,8 +325,9 @@ def plot(path, found):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{row['space']}\n{row['backend']}" for row in found]
-    fig, axis = plt.subplots(figsize=(6, 3.2))
+    labels = [f"{row['space']}\n{row['backend'].replace(' (', chr(10) + '(')}"
+              for row in found]
+    fig, axis = plt.subplots(figsize=(7, 3.6))
     axis.bar(range(len(found)), [row["ratio"] for row in found], color="tab:blue",
              label="/ minimal numpy step")
     axis.scatter(range(len(found)), [row["ratio_to_minimal_torch"] for row in found],

@@ -107,7 +107,7 @@ def kernel_kind(space):
 
 
 def compiled_block_runner(loss, strategy, data, noise_sampler, n_steps, *, retraction=None,
-                          callback=None):
+                          callback=None, output="last"):
     """The compiled runner of a ``minimize`` call, or None where it does not apply.
 
     Public quantities only: the route is taken for ``type(loss) is SquaredDistanceLoss``
@@ -135,23 +135,32 @@ def compiled_block_runner(loss, strategy, data, noise_sampler, n_steps, *, retra
         Steps of the run.
     retraction, callback : callable, optional
         As given to ``minimize``.
+    output : str
+        As given to ``minimize``.
 
     Returns
     -------
-    runner : CompiledBlocks or None
+    runner : CompiledBlocks, compiled_torch.TorchBlocks or None
+        On the pytorch backend the blocks compiled by ``torch.compile``
+        (``compiled_torch.torch_block_runner`` decides).
     """
     if not ENABLED or retraction is not None or callback is not None or observing():
         return None
     if type(loss) is not SquaredDistanceLoss or type(strategy) not in (FullBatch, MiniBatch):
         return None
     kind = kernel_kind(loss.space)
-    if kind is None or backend_name() != "numpy" or not isinstance(data, np.ndarray):
-        return None
-    if kind == "spd" and type(strategy) is FullBatch:  # the loop's passes (``warm_logs``)
+    if kind is None or (kind == "spd" and type(strategy) is FullBatch):  # ``warm_logs``
         return None
     _, scale = unwrap_metric(loss.space.metric)
     if noise_sampler is not None and not _default_sampler(noise_sampler, loss.space, kind,
                                                           scale):
+        return None
+    if backend_name() == "pytorch":
+        from geomstats_dp.optim.compiled_torch import torch_block_runner
+
+        return torch_block_runner(loss, strategy, data, noise_sampler, n_steps, kind, scale,
+                                  output)
+    if backend_name() != "numpy" or not isinstance(data, np.ndarray):
         return None
     if kind not in _KERNELS and (n_steps < MIN_STEPS_TO_LOAD or not numba_importable()):
         return None

@@ -52,7 +52,9 @@ def minimize(
     hypersphere (DP-RGD or DP-RSGD, the default sampler, no retraction or callback,
     numpy backend) are run a block of steps at a time in compiled code when numba is
     installed (the ``speed`` extra; ``optim.compiled_blocks``): the same draws, iterates
-    (to rounding) and result.
+    (to rounding) and result. On the pytorch backend, long DP-RSGD runs of fixed batch
+    size on the sphere and SPD(n), n >= 3, run in blocks compiled by ``torch.compile``
+    (``optim.compiled_torch``), with the same guarantee.
 
     Parameters
     ----------
@@ -133,7 +135,7 @@ def minimize(
         transport = resolve_transport(space)
     oracle = GradientOracle(loss, data, weights, noise_sampler, rng, strategy.blocks_draws)
     runner = compiled_block_runner(loss, strategy, data, noise_sampler, len(step_sizes),
-                                   retraction=retraction, callback=callback)
+                                   retraction=retraction, callback=callback, output=output)
     if runner is None:
         point, iterates = _run_steps(
             oracle, strategy, transport, point, step_sizes.tolist(), steps_per_round, output,

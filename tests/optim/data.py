@@ -57,3 +57,35 @@ def assert_kernel_noise_is_the_samplers(add_noise, space, points, rejected, seed
         np.testing.assert_allclose(direction, sampler.draw_one(point, normals, 0.3),
                                    rtol=1e-12, atol=1e-14)
     assert not add_noise(np.zeros_like(rejected), rejected, normals, 0.3)
+
+
+def run_both(monkeypatch, space, data, strategy, seed, n_iter, **options):
+    """The same ``minimize`` call on the compiled route and on the Python loop
+    (``compiled_blocks.ENABLED``), in that order."""
+    from geomstats_dp.optim import (
+        InverseTimeStep,
+        SquaredDistanceLoss,
+        compiled_blocks,
+        minimize,
+    )
+
+    results = []
+    for enabled in (True, False):
+        monkeypatch.setattr(compiled_blocks, "ENABLED", enabled)
+        results.append(minimize(
+            SquaredDistanceLoss(space), data, strategy, n_iter,
+            InverseTimeStep(0.5, offset=2.0), random_state=seed, data_checked=True,
+            **options))
+    return results
+
+
+def assert_same_run(compiled, python):
+    """The same release and iterates to rounding, the same counts and step sizes."""
+    np.testing.assert_allclose(compiled.point, python.point, rtol=1e-9, atol=1e-12)
+    for field in ("output", "n_iter", "n_steps", "n_gradient_evaluations", "n_noise_draws"):
+        assert getattr(compiled, field) == getattr(python, field), field
+    np.testing.assert_array_equal(compiled.step_sizes, python.step_sizes)
+    if python.iterates is None:
+        assert compiled.iterates is None
+    else:
+        np.testing.assert_allclose(compiled.iterates, python.iterates, rtol=1e-9, atol=1e-12)

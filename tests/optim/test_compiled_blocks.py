@@ -15,7 +15,6 @@ from geomstats_dp.learning import PrivateFrechetMean
 from geomstats_dp.optim import (
     OUTPUTS,
     FullBatch,
-    InverseTimeStep,
     MiniBatch,
     SquaredDistanceLoss,
     VarianceReduced,
@@ -24,7 +23,8 @@ from geomstats_dp.optim import (
 )
 from tests.conftest import shifted
 
-from .data import cloud
+from .data import assert_same_run, cloud
+from .data import run_both as run_both_routes
 from .spies import CountingLoss, RecordingGenerator, RecordingNoise
 
 pytest.importorskip("numba")
@@ -60,25 +60,8 @@ def records(space, n_samples=200, seed=0):
 
 def run_both(monkeypatch, space, data, strategy, seed, **options):
     """The same minimize call through the kernel and through the Python loop."""
-    n_iter, results = options.pop("n_iter", N_STEPS), []
-    for enabled in (True, False):
-        monkeypatch.setattr(compiled_blocks, "ENABLED", enabled)
-        results.append(minimize(
-            SquaredDistanceLoss(space), data, strategy, n_iter,
-            InverseTimeStep(0.5, offset=2.0), random_state=seed, data_checked=True,
-            **options))
-    return results
-
-
-def assert_same_run(compiled, python):
-    np.testing.assert_allclose(compiled.point, python.point, rtol=1e-9, atol=1e-12)
-    for field in ("output", "n_iter", "n_steps", "n_gradient_evaluations", "n_noise_draws"):
-        assert getattr(compiled, field) == getattr(python, field), field
-    np.testing.assert_array_equal(compiled.step_sizes, python.step_sizes)
-    if python.iterates is None:
-        assert compiled.iterates is None
-    else:
-        np.testing.assert_allclose(compiled.iterates, python.iterates, rtol=1e-9, atol=1e-12)
+    return run_both_routes(monkeypatch, space, data, strategy, seed,
+                           options.pop("n_iter", N_STEPS), **options)
 
 
 _LOADED = {}  # every kernel, loaded once for this module's tests
