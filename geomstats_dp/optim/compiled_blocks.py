@@ -82,7 +82,8 @@ def numba_importable():
 
 
 def kernel_module(kind):
-    """The module of the kernel ``kind`` (``state``, ``records``, ``compile_kernel``)."""
+    """The module ``optim.compiled_<kind>``: a numba kernel's (``state``, ``records``,
+    ``compile_kernel``), or "torch", the pytorch blocks (``torch_block_runner``)."""
     return importlib.import_module(f"geomstats_dp.optim.compiled_{kind}")
 
 
@@ -155,11 +156,9 @@ def compiled_block_runner(loss, strategy, data, noise_sampler, n_steps, *, retra
     if noise_sampler is not None and not _default_sampler(noise_sampler, loss.space, kind,
                                                           scale):
         return None
-    if backend_name() == "pytorch":
-        from geomstats_dp.optim.compiled_torch import torch_block_runner
-
-        return torch_block_runner(loss, strategy, data, noise_sampler, n_steps, kind, scale,
-                                  output)
+    if backend_name() == "pytorch":  # torch's blocks, imported with the backend only
+        return kernel_module("torch").torch_block_runner(loss, strategy, data, noise_sampler,
+                                                         n_steps, kind, scale, output)
     if backend_name() != "numpy" or not isinstance(data, np.ndarray):
         return None
     if kind not in _KERNELS and (n_steps < MIN_STEPS_TO_LOAD or not numba_importable()):
