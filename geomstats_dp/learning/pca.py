@@ -185,8 +185,9 @@ class PrivatePCA(TransformerMixin, PrivateEstimator):
 
     def __init__(self, n_components=1, epsilon=1.0, delta=1e-5, data_norm=None,
                  centering="private_mean", mean_budget_fraction=0.1, method="auto",
-                 start_shrinkage=0.0, n_iter=None, step_size=None, output=None, noise_method="transport", budget=None,
-                 random_state=None, secure=False, verbose=False):
+                 start_shrinkage=0.0, n_iter=None, step_size=None, output=None,
+                 noise_method="transport", budget=None, random_state=None, secure=False,
+                 verbose=False):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta

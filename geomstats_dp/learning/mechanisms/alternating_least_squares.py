@@ -125,6 +125,16 @@ def user_blocks(ratings, transform=None):
         yield rows, ratings[rows] if transform is None else transform(ratings[rows])
 
 
+def check_user_rows(data, weights, n_samples, method):
+    """Raise ValueError unless ``data`` holds the spec's ``n_samples`` users and no
+    ``sample_weight`` is given (the user-level releases weigh every user alike)."""
+    if weights is not None:
+        raise ValueError(f"sample_weight is not supported with method={method!r}")
+    if len(data) != n_samples:
+        raise ValueError(f"X must hold the spec's n_samples={n_samples} users, "
+                         f"got {len(data)}")
+
+
 def second_moment(ratings, clip_norm):
     """S = sum_u s_u x_u x_u^T / k_u of one block of users (module docstring).
 
@@ -393,11 +403,7 @@ class AlternatingLeastSquaresRelease(Mechanism):
                                 self.n_iter))
 
     def release(self, data, weights, rng):
-        if weights is not None:
-            raise ValueError("sample_weight is not supported with method='als'")
-        if len(data) != self.n_samples:
-            raise ValueError(f"X must hold the spec's n_samples={self.n_samples} users, "
-                             f"got {len(data)}")
+        check_user_rows(data, weights, self.n_samples, "als")
         return self.release_blocks(data, rng, functools.partial(
             centred_ratings, rating_range=self.rating_range, offset=self.offset))
 

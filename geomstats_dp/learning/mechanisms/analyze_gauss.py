@@ -145,9 +145,12 @@ def start_shrunk_eigh(matrix, start, weight):
     variances : numpy.ndarray, shape=[n_features]
     eigenvectors : numpy.ndarray, shape=[n_features, n_features]
     """
-    start = np.reshape(start, (len(matrix), -1))
-    values, vectors = np.linalg.eigh(matrix + weight * (start @ start.T))
-    values = values - weight * np.sum((start.T @ vectors) ** 2, axis=0)
+    if weight == 0:  # M's own eigenpairs, without forming M + 0 W0 W0^T
+        values, vectors = np.linalg.eigh(matrix)
+    else:
+        start = np.reshape(start, (len(matrix), -1))
+        values, vectors = np.linalg.eigh(matrix + weight * (start @ start.T))
+        values = values - weight * np.sum((start.T @ vectors) ** 2, axis=0)
     return values[::-1], vectors[:, ::-1]
 
 

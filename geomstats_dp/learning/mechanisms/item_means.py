@@ -34,6 +34,7 @@ import numpy as np
 
 from geomstats_dp.learning._local_completion import centred_ratings
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
+    check_user_rows,
     gaussian_noise,
     user_blocks,
 )
@@ -201,11 +202,7 @@ class ItemMeansRelease(Mechanism):
                                          self.sensitivity, label=self._means_label()),)
 
     def release(self, data, weights, rng):
-        if weights is not None:
-            raise ValueError("sample_weight is not supported with method='means'")
-        if len(data) != self.n_samples:
-            raise ValueError(f"X must hold the spec's n_samples={self.n_samples} users, "
-                             f"got {len(data)}")
+        check_user_rows(data, weights, self.n_samples, "means")
         transform = functools.partial(centred_ratings, rating_range=self.rating_range,
                                       offset=self.offset)
         spec = tightened(self, user_blocks(data, transform), rng)

@@ -63,6 +63,7 @@ from geomstats_dp.learning._local_completion import (
 )
 from geomstats_dp.learning.mechanisms.alternating_least_squares import (
     AlternatingLeastSquaresRelease,
+    check_user_rows,
     user_blocks,
 )
 from geomstats_dp.learning.mechanisms.base import Mechanism
@@ -252,11 +253,7 @@ class RankChoiceRelease(Mechanism):
         )
 
     def release(self, data, weights, rng):
-        if weights is not None:
-            raise ValueError("sample_weight is not supported with method='select'")
-        if len(data) != self.als.n_samples:
-            raise ValueError(f"X must hold the spec's n_samples={self.als.n_samples} "
-                             f"users, got {len(data)}")
+        check_user_rows(data, weights, self.als.n_samples, "select")
         transform = functools.partial(usable_ratings, rating_range=self.als.rating_range,
                                       offset=self.als.offset)
         # the private scale first (if any): h, C and the sensitivities below follow it
@@ -273,12 +270,11 @@ class RankChoiceRelease(Mechanism):
         sums, counts = noisy_sums(data, half_width, noise_std, rng, transform,
                                   label=self._label("item means"),
                                   sensitivity=self.means_sensitivity)
-        means = {"raw": item_means(sums, counts, half_width, noise_std)[0],
-                 "means": shrunk_item_means(sums, counts, half_width, noise_std)}
+        shrunk = shrunk_item_means(sums, counts, half_width, noise_std)
         fitted = self.als.release_blocks(data, rng, transform)
         ridges = (fitted["regularization_"], *self.ridges)
-        rank0 = [(means["raw" if name == "raw" else "means"], name.endswith("offsets"))
-                 for name in self.rank0]
+        rank0 = [(item_means(sums, counts, half_width, noise_std)[0] if name == "raw"
+                  else shrunk, name.endswith("offsets")) for name in self.rank0]
         candidates = [functools.partial(complete_offsets, item,
                                         strictness=self.strictness) if offsets
                       else (lambda kept, item=item: item) for item, offsets in rank0]
@@ -293,7 +289,7 @@ class RankChoiceRelease(Mechanism):
             sensitivity=self.error_clip, utility=utility, adjacency="user_level")
         fitted["noise_multipliers_"] = {**fitted["noise_multipliers_"],
                                         "item means": self.als.noise_multiplier}
-        fitted["item_means_"] = means["means"]
+        fitted["item_means_"] = shrunk
         fitted["user_offsets_"] = True
         if index >= len(rank0):
             fitted["rank_"] = self.als.rank
