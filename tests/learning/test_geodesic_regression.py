@@ -21,7 +21,10 @@ from geomstats_dp.learning.mechanisms.geodesic_regression import (
 )
 from geomstats_dp.optim import canonical_point
 from geomstats_dp.privacy import PrivacyBudget, PrivacyLeakWarning
-from geomstats_dp.testing._cases import geodesic_data, geodesic_regression_reference
+from geomstats_dp.testing._supervised_cases import (
+    geodesic_data,
+    geodesic_regression_reference,
+)
 from tests.conftest import shifted
 
 SPHERE = Hypersphere(2)
