@@ -59,9 +59,11 @@ least this many steps; once compiled, every run of the same shapes that qualifie
 the route. A compiled step saves some tens of microseconds of dispatch; the first
 compilation costs tens of seconds (timings: docs/benchmarks/optimizers.md)."""
 
-COMPILE_OPTIONS = {"cpp_wrapper": True}
+COMPILE_OPTIONS = {"cpp_wrapper": True, "cpp.enable_loop_tail_vec": False}
 """Inductor's options: the compiled block's wrapper (which allocates its many small
-buffers and calls its kernels) in C++, where Python's would cost more than the steps."""
+buffers and calls its kernels) in C++, where Python's would cost more than the steps;
+loops shorter than a vector (SPD(n)'s rows of n < 16 doubles) in scalar code, where
+masked vector loads and stores would cost more than the arithmetic."""
 
 STEPS = {"sphere": SphereSteps, "spd": SPDSteps}
 """The step math of each kernel kind (``compiled_blocks.kernel_kind``) taken here."""
