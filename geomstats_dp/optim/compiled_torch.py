@@ -18,7 +18,8 @@ in the loop.
 
 Where the loop branches on a value in a way a compiled block cannot (``torch_steps``: a
 point the noise sampler rejects; on SPD(n) the flooring of the spectrum), the block
-stops before that step and the driver runs it eagerly, the step math called without
+stops before that step (a block sure to stop at its first step, as at the start of an
+SPD(n) run, is not called) and the driver runs it eagerly, the step math called without
 compilation and the floor as the loop applies it; at a point the sampler rejects the
 driver runs the loop's own code for the step, which raises the loop's error.
 
@@ -301,11 +302,14 @@ class TorchBlocks:
                 if sigma > 0 else torch.zeros(count, dim, **like),
                 etas[first : first + count], fractions[first : first + count]))
             position = 0
-            while True:
-                state, tracked, starts, done = block(state, tracked, *inputs.tensors,
-                                                     masks[count - position], settings)
-                done = int(done)
-                found = self._keep(starts[:done], first + position, chosen, kept, found)
+            while position < count:
+                done = 0  # a block whose first step stops is not called
+                if not steps.stops_first(state):
+                    state, tracked, starts, done = block(state, tracked, *inputs.tensors,
+                                                         masks[count - position], settings)
+                    done = int(done)
+                    found = self._keep(starts[:done], first + position, chosen, kept,
+                                       found)
                 position += done
                 self._count(oracle, done, sigma)
                 if position == count:
