@@ -18,7 +18,8 @@ in the loop.
 
 Where the loop branches on a value in a way a compiled block cannot (``torch_steps``: a
 point the noise sampler rejects; on SPD(n) the flooring of the spectrum), the block
-stops before that step and the driver runs it eagerly, the step math called without
+stops before that step (a block sure to stop at its first step, as at the start of an
+SPD(n) run, is not called) and the driver runs it eagerly, the step math called without
 compilation and the floor as the loop applies it; at a point the sampler rejects the
 driver runs the loop's own code for the step, which raises the loop's error.
 
@@ -59,9 +60,11 @@ least this many steps; once compiled, every run of the same shapes that qualifie
 the route. A compiled step saves some tens of microseconds of dispatch; the first
 compilation costs tens of seconds (timings: docs/benchmarks/optimizers.md)."""
 
-COMPILE_OPTIONS = {"cpp_wrapper": True}
+COMPILE_OPTIONS = {"cpp_wrapper": True, "cpp.enable_loop_tail_vec": False}
 """Inductor's options: the compiled block's wrapper (which allocates its many small
-buffers and calls its kernels) in C++, where Python's would cost more than the steps."""
+buffers and calls its kernels) in C++, where Python's would cost more than the steps;
+loops shorter than a vector (SPD(n)'s rows of n < 16 doubles) in scalar code, where
+masked vector loads and stores would cost more than the arithmetic."""
 
 STEPS = {"sphere": SphereSteps, "spd": SPDSteps}
 """The step math of each kernel kind (``compiled_blocks.kernel_kind``) taken here."""
@@ -299,11 +302,14 @@ class TorchBlocks:
                 if sigma > 0 else torch.zeros(count, dim, **like),
                 etas[first : first + count], fractions[first : first + count]))
             position = 0
-            while True:
-                state, tracked, starts, done = block(state, tracked, *inputs.tensors,
-                                                     masks[count - position], settings)
-                done = int(done)
-                found = self._keep(starts[:done], first + position, chosen, kept, found)
+            while position < count:
+                done = 0  # a block whose first step stops is not called
+                if not steps.stops_first(state):
+                    state, tracked, starts, done = block(state, tracked, *inputs.tensors,
+                                                         masks[count - position], settings)
+                    done = int(done)
+                    found = self._keep(starts[:done], first + position, chosen, kept,
+                                       found)
                 position += done
                 self._count(oracle, done, sigma)
                 if position == count:

@@ -97,6 +97,11 @@ class SphereSteps:
         """x."""
         return state[0]
 
+    @staticmethod
+    def stops_first(state):
+        """Whether a step from ``state`` stops: never."""
+        return False
+
     def step(self, state, rows, prefactors, normals, eta, settings, eager=False):
         """(state after the step, ok, stop): ``settings`` = (C, 1, noise scale, B)."""
         (point,) = state
@@ -176,23 +181,31 @@ class SPDSteps:
         """P."""
         return state[0]
 
+    @staticmethod
+    def stops_first(state):
+        """Whether a step from ``state`` stops whatever its direction: the bound on the
+        condition number already exceeds ``SPD_CONDITION_LIMIT`` (a step multiplies it
+        by at least 1; at the start of a run it is infinite)."""
+        return not bool(state[3] <= SPD_CONDITION_LIMIT)
+
     def step(self, state, rows, prefactors, normals, eta, settings, eager=False):
         """(state after the step, ok, stop): ``settings`` = (C, sqrt(scale), noise scale,
-        B)."""
+        B). The direction is formed, capped and mapped in the whitened coordinates
+        F^-1 V F^-T (the loop's tangent norm there, its exponential map from there)."""
         point, _, inverse, _ = state
         direction, ok = self.gradient(state, rows, prefactors, settings[0], settings[1])
-        noise, drawn = self.noise(point, normals, settings[2])
+        noise, drawn = self.noise(point, inverse, normals, settings[2])
         direction = direction + torch.where(settings[2] > 0, noise, 0.0)  # sigma 0: none
-        whitened = _sandwich(inverse, direction)
-        direction = cap(direction, settings[1] * torch.linalg.matrix_norm(whitened),
+        direction = cap(direction, settings[1] * torch.linalg.matrix_norm(direction),
                         settings[3])
         moved, stop = self.whitened_map(state, -eta * direction, None, eager)
         return moved, ok & (drawn | (settings[2] == 0)), stop
 
     def gradient(self, state, rows, prefactors, clip_norm, norm_scale):
-        """(sum_i prefactor_i clip_C(-Log_P(X_i)), F^-1 finite): one ``eigh`` per record
-        of F^-1 X_i F^-T (a record whose whitened matrix is not finite adds nothing)."""
-        _, factor, inverse, _ = state
+        """(F^-1 G F^-T, F^-1 finite), G = sum_i prefactor_i clip_C(-Log_P(X_i)): one
+        ``eigh`` per record of F^-1 X_i F^-T (a record whose whitened matrix is not
+        finite adds nothing)."""
+        _, _, inverse, _ = state
         whitened = _sandwich(inverse, rows)
         finite = torch.isfinite(whitened).all(dim=(-2, -1))
         eye = torch.eye(self.shape[0], dtype=rows.dtype, device=rows.device)
@@ -203,30 +216,31 @@ class SPDSteps:
         coefficients, kept = clip_coefficients(torch.where(finite, norms, math.nan),
                                                prefactors, clip_norm)
         logs = torch.where(kept[:, None], logs, 0.0) * -coefficients[:, None]
-        total = _matmul(eigvecs * logs[:, None, :], eigvecs.mT).sum(dim=0)
-        return _sandwich(factor, total), torch.isfinite(inverse).all()
+        return (_matmul(eigvecs * logs[:, None, :], eigvecs.mT).sum(dim=0),
+                torch.isfinite(inverse).all())
 
-    def noise(self, point, normals, scale):
-        """(scale L A L^T, drawn) (``SPDAffineTransport.draw_one``); not drawn where the
-        sampler rejects P (not finite, or no Cholesky factor)."""
+    def noise(self, point, inverse, normals, scale):
+        """(F^-1 N F^-T, drawn), N = scale L A L^T symmetrised
+        (``SPDAffineTransport.draw_one``), L the Cholesky factor of P; not drawn where
+        the sampler rejects P (not finite, or no Cholesky factor)."""
         index, scales = self.gather
         finite = torch.isfinite(point.sum())
         eye = torch.eye(self.shape[0], dtype=point.dtype, device=point.device)
         lower, info = torch.linalg.cholesky_ex(torch.where(finite, point, eye))
-        draw = _sandwich(lower, (normals[index] * scales).reshape(self.shape))
+        draw = _sandwich(_matmul(inverse, lower),
+                         (normals[index] * scales).reshape(self.shape))
         return (draw + draw.T) * (scale / 2), finite & (info == 0)
 
-    def whitened_map(self, chain, matrix, power, eager):
-        """(G G^T with its factors and bound, stop): G = F Q diag(h(m)),
-        F^-1 matrix F^-T = Q diag(m) Q^T, h = exp(. / 2) (power None: Exp_P(matrix)) or
-        (.)^(power / 2) (Exp_P(power Log_P(matrix))), as ``compiled_spd._whitened_map``.
+    def whitened_map(self, chain, whitened, power, eager):
+        """(G G^T with its factors and bound, stop): G = F Q diag(h(m)), ``whitened`` =
+        F^-1 V F^-T = Q diag(m) Q^T, h = exp(. / 2) (power None: Exp_P(V)) or
+        (.)^(power / 2) (Exp_P(power Log_P(V))), as ``compiled_spd._whitened_map``.
         Where the bound exceeds ``SPD_CONDITION_LIMIT``: eagerly the loop's
         ``floor_spectrum`` (which raises what the loop raises at a point that is not
         finite), else ``stop``. A point that is not finite is kept: the next step's
         noise rejects it, as in the loop."""
         _, factor, inverse, bound = chain
-        whitened = _sandwich(inverse, matrix)
-        eye = torch.eye(self.shape[0], dtype=matrix.dtype, device=matrix.device)
+        eye = torch.eye(self.shape[0], dtype=whitened.dtype, device=whitened.device)
         eigvals, eigvecs = torch.linalg.eigh(torch.where(
             torch.isfinite(whitened).all(), whitened, eye))
         halves = torch.exp(eigvals / 2) if power is None else eigvals ** (power / 2)
@@ -245,5 +259,6 @@ class SPDSteps:
     def interpolate(self, tracked, state, fraction, eager=False):
         """(Exp_a(t Log_a(w)) of the running average a (``Geodesics.interpolate``), ok,
         stop)."""
-        moved, stop = self.whitened_map(tracked, state[0], fraction, eager)
+        moved, stop = self.whitened_map(tracked, _sandwich(tracked[2], state[0]), fraction,
+                                        eager)
         return moved, torch.ones_like(stop), stop

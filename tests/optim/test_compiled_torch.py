@@ -18,6 +18,7 @@ from geomstats_dp.optim import (
     compiled_blocks,
     minimize,
 )
+from geomstats_dp.optim.onto_space import SPD_CONDITION_LIMIT
 from geomstats_dp.privacy.stages import observe_stages
 from tests.conftest import BACKEND, shifted
 
@@ -35,13 +36,35 @@ SPACES = {"sphere": lambda: Hypersphere(12), "spd": lambda: SPDMatrices(3)}
 BATCH = {"sphere": 1, "spd": 5}
 
 
+class _CountedBlocks(dict):
+    """The compiled blocks, each call from a SPD state whose bound on the condition
+    number exceeds the limit (its first step surely stops) counted in
+    ``calls["sure_stops"]``."""
+
+    def __init__(self, blocks, calls):
+        super().__init__(blocks)
+        self.calls = calls
+
+    def __getitem__(self, key):
+        steps, block = super().__getitem__(key)
+
+        def counted(state, *args):
+            self.calls["sure_stops"] += len(state) == 4 and not bool(
+                state[3] <= SPD_CONDITION_LIMIT)
+            return block(state, *args)
+
+        return steps, counted
+
+
 @pytest.fixture
 def blocks(monkeypatch):
     """Small blocks, any run long enough to compile; the calls to the compiled blocks
     and to the eager steps counted."""
     monkeypatch.setattr(compiled_torch, "BLOCK_STEPS", BLOCKS)
     monkeypatch.setattr(compiled_torch, "MIN_STEPS_TO_COMPILE", 1)
-    calls = {"runs": 0, "eager": 0}
+    calls = {"runs": 0, "eager": 0, "sure_stops": 0}
+    compiled = compiled_torch._BLOCKS
+    monkeypatch.setattr(compiled_torch, "_BLOCKS", _CountedBlocks(compiled, calls))
     run, eager = compiled_torch.TorchBlocks.__call__, compiled_torch.TorchBlocks._eager_step
 
     def counted_run(*args, **kwargs):
@@ -54,7 +77,8 @@ def blocks(monkeypatch):
 
     monkeypatch.setattr(compiled_torch.TorchBlocks, "__call__", counted_run)
     monkeypatch.setattr(compiled_torch.TorchBlocks, "_eager_step", counted_eager)
-    return calls
+    yield calls
+    compiled.update(dict(compiled_torch._BLOCKS))  # compiled once per process
 
 
 def records(space, n_samples=60, seed=0):
@@ -76,7 +100,8 @@ def run_both(monkeypatch, space, data, strategy, seed, **options):
 def test_blocks_give_the_python_loops_run(monkeypatch, blocks, kind):
     """Outputs "last" and "random", kept iterates, the step cap (active) and weights;
     on SPD(n) the steps whose spectrum the loop floors run eagerly (the first step
-    always: the start's condition number is unknown)."""
+    always: the start's condition number is unknown), and no block is called from a
+    state whose first step surely stops."""
     space = SPACES[kind]()
     data = records(space)
     weights = np.random.default_rng(1).uniform(0.2, 1.0, data.shape[0])
@@ -87,6 +112,7 @@ def test_blocks_give_the_python_loops_run(monkeypatch, blocks, kind):
         compiled, python = run_both(monkeypatch, space, data, strategy, seed, **options)
         assert_same_run(compiled, python)
     assert blocks["runs"] == 2 and (blocks["eager"] >= 2) == (kind == "spd")
+    assert blocks["sure_stops"] == 0
 
 
 @pytest.mark.slow

@@ -108,10 +108,12 @@ def test_the_spd_gradient_is_the_clipped_sum_of_minus_the_logs(spd_data):
     norms = space.metric.norm(logs, point)
     clip = float(norms.median())
     expected = -(prefactors * torch.clamp(clip / norms, max=1.0))[:, None, None] * logs
-    got, finite = steps.gradient(steps.state(point), records, prefactors, _tensor(clip),
-                                 _tensor(1.0))
+    state = steps.state(point)
+    got, finite = steps.gradient(state, records, prefactors, _tensor(clip), _tensor(1.0))
     assert bool(finite) and (norms > clip).any() and (norms < clip).any()
-    np.testing.assert_allclose(got.numpy(), expected.sum(0).numpy(), atol=1e-9)
+    factor = state[1]  # the gradient in the whitened coordinates F^-1 G F^-T
+    np.testing.assert_allclose((factor @ got @ factor.T).numpy(), expected.sum(0).numpy(),
+                               atol=1e-9)
 
 
 def test_the_spd_map_is_geomstats_exponential_map_and_keeps_its_factors(spd_data):
@@ -119,7 +121,8 @@ def test_the_spd_map_is_geomstats_exponential_map_and_keeps_its_factors(spd_data
     tangent = rng.standard_normal((3, 3))
     tangent = _tensor(0.4 * (tangent + tangent.T))
     state = (*steps.state(point)[:3], _tensor(1.0))  # a known condition bound
-    (moved, factor, inverse, _), stop = steps.whitened_map(state, tangent, None, False)
+    whitened = state[2] @ tangent @ state[2].T
+    (moved, factor, inverse, _), stop = steps.whitened_map(state, whitened, None, False)
     assert not bool(stop)
     np.testing.assert_allclose(moved.numpy(), space.metric.exp(tangent, point).numpy(),
                                atol=1e-9)
@@ -127,11 +130,35 @@ def test_the_spd_map_is_geomstats_exponential_map_and_keeps_its_factors(spd_data
     np.testing.assert_allclose((factor @ inverse).numpy(), np.eye(3), atol=1e-9)
 
 
-def test_the_spd_noise_is_symmetric_and_refused_off_the_space(spd_data):
+def test_the_spd_noise_is_the_samplers_draw_whitened_and_refused_off_the_space(spd_data):
     _, point, _, steps, rng = spd_data
-    normals = _tensor(rng.standard_normal(9))
-    draw, drawn = steps.noise(point, normals, 0.5)
+    normals = rng.standard_normal(9)
+    _, factor, inverse, _ = steps.state(point)
+    draw, drawn = steps.noise(point, inverse, _tensor(normals), 0.5)
     assert bool(drawn)
     np.testing.assert_allclose(draw.numpy(), draw.T.numpy(), atol=0)
-    _, drawn = steps.noise(-point, normals, 0.5)  # no Cholesky factor
+    lower = np.linalg.cholesky(point.numpy())  # the draw L A L^T, A the normals (gather)
+    expected = lower @ normals.reshape(3, 3) @ lower.T
+    np.testing.assert_allclose((factor @ draw @ factor.T).numpy(),
+                               0.25 * (expected + expected.T), atol=1e-12)
+    _, drawn = steps.noise(-point, inverse, _tensor(normals), 0.5)  # no Cholesky factor
     assert not bool(drawn)
+
+
+def test_a_spd_step_stops_exactly_where_stops_first_says_it_surely_does(spd_data):
+    """``stops_first``: the bound on the condition number above the limit (or NaN, or
+    the start's infinity); a step from there stops whatever its direction, a step from
+    the limit itself stops only where the direction raises the bound."""
+    _, point, records, steps, rng = spd_data
+    limit = torch_steps.SPD_CONDITION_LIMIT
+    settings = _tensor([1.0, 1.0, 0.5, math.inf])
+    factors = steps.state(point)[:3]
+    for bound, sure in ((math.inf, True), (math.nan, True), (limit * (1 + 1e-15), True),
+                        (limit, False), (1.0, False)):
+        state = (*factors, _tensor(bound))
+        assert steps.stops_first(state) == sure
+        for eta in (1e-300, 0.5):
+            _, _, stop = steps.step(state, records, _tensor(np.ones(len(records))),
+                                    _tensor(rng.standard_normal(9)), _tensor(eta),
+                                    settings)
+            assert bool(stop) == (sure or (bound == limit and eta > 1e-300))
