@@ -179,10 +179,11 @@ class TorchRecordBases(RecordBases):
             matrices, vectors, ratio = sweep(matrices, vectors)
             sweeps += 1
         logarithms, norms = logs(matrices)
-        # a record without a finite logarithm restarts from the identity (its NaN ratio
-        # leaves it out of the sweeps while it stays so; LAPACK's afterwards if need be)
+        # a record whose basis is not finite (its whitened matrix was not) restarts from
+        # the identity: its NaN ratio leaves it out of the sweeps while it stays so, and
+        # once finite it is diagonalised afresh (by LAPACK past the cap), as LAPACK would
         self.bases[start // CHUNK_ROWS] = torch.where(
-            torch.isfinite(norms), vectors, torch.eye(
+            torch.isfinite(vectors).all(0).all(0), vectors, torch.eye(
                 vectors.shape[0], dtype=vectors.dtype, device=vectors.device)[..., None])
         factor = sums.factor
 

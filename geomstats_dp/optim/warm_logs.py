@@ -20,7 +20,10 @@ whose error is second order in E: about ``TOLERANCE``^2 = 1e-14 on logarithms of
 one, as close to LAPACK's as LAPACK's own rounding (the tests compare the two). Then
 Log_P'(X_i) = F' V_i L_i V_i^T F'^T with V_i the rotated basis and L_i = log A_i, and
 ||Log_P'(X_i)|| = ||L_i||_F. A chunk goes back to LAPACK (and keeps its bases) when it
-has none yet (a run's first pass) or when it needs more than ``MAX_SWEEPS`` sweeps. A warm
+has none yet (a run's first pass) or when it needs more than ``MAX_SWEEPS`` sweeps; a
+record whose basis came out not finite (sweeps of a whitened matrix that overflows)
+restarts from the identity at the next pass, so that it gets LAPACK's logarithm again
+once its whitened matrix is finite. A warm
 chunk takes a few sweeps where a cold Jacobi needs many, which makes a pass cheaper than
 LAPACK's (sweeps and timings: docs/benchmarks/optimizers.md, "Timing: private DP-RGD fit
 against geomstats' FrechetMean").
@@ -353,9 +356,13 @@ def _warm_chunk(data, bases, rotation, whitening, tolerance, max_sweeps, logs, n
                 logs[m, p, q] = logs[m, q, p] = divided * matrices[p, q, m]
                 total += 2.0 * logs[m, p, q] * logs[m, p, q]
         norms[m] = math.sqrt(total)
+        finite = True  # else (a whitened matrix that was not) restart from the identity
         for i in range(n):
             for j in range(n):
-                bases[m, i, j] = vectors[i, j, m]
+                finite = finite and math.isfinite(vectors[i, j, m])
+        for i in range(n):
+            for j in range(n):
+                bases[m, i, j] = vectors[i, j, m] if finite else (1.0 if i == j else 0.0)
     return sweeps
 
 

@@ -165,6 +165,26 @@ def test_a_record_without_a_finite_logarithm_adds_nothing(compiled, record):
     assert len(spy.sweeps) == 2 and min(spy.sweeps) >= 0
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_record_whose_whitening_no_longer_overflows_gets_lapacks_norm(compiled):
+    """At 0.1 I the record's whitened matrix holds inf (LAPACK's pass gives it the
+    identity basis); at I it is finite but its sweeps overflow (a basis that is not
+    finite); at 4 I it is finite: the warm pass restarts it from the identity and finds
+    LAPACK's finite norm (a basis kept not finite would leave it out)."""
+    data = cloud(spd(), 40, radius=1.0, seed=shifted(5))
+    data[7] = 1e308 * (0.9 * torch.ones(3, 3) + 0.1 * torch.eye(3))
+    spy = Spy(compiled, 40)
+    for scale in (0.1, 1.0, 4.0):  # LAPACK, then two warm passes
+        sums = AffineLogSums(scale * torch.eye(3, dtype=torch.float64))
+        norms, weighted_sum = spy.bases.bind(sums).rows(0, data)
+    expected_norms, expected_sum = sums(data)
+    assert torch.isfinite(expected_norms[7])
+    np.testing.assert_allclose(norms, expected_norms, rtol=RTOL)
+    ones = torch.ones(40, dtype=torch.float64)
+    np.testing.assert_allclose(weighted_sum(ones), expected_sum(ones), rtol=RTOL)
+    assert len(spy.sweeps) == 2
+
+
 @pytest.mark.parametrize("record", [1e150 * np.eye(3), 1e200 * np.eye(3)])
 @pytest.mark.parametrize("cap", [warm_logs.MAX_SWEEPS, 2])
 def test_one_record_moves_a_pass_by_at_most_the_cap_then_lapack(compiled, monkeypatch,
