@@ -247,7 +247,7 @@ def chunk_parts(sums, data):
     sums : callable
         ``loss.gradient_sums(point)``, called on each chunk; or an object whose
         ``rows(start, chunk)`` is called instead (``warm_logs.WarmLogSums``, bound to
-        the rows of ``data``).
+        the rows of ``data``), on chunks of its ``chunk_rows`` rows where it is set.
     data : array-like, shape=[n, ...]
 
     Yields
@@ -258,7 +258,8 @@ def chunk_parts(sums, data):
     weighted_sum : callable
         ``weighted_sum(coefficients [k])``, as ``sums`` returns it.
     """
-    chunk = max(MIN_CHUNK_ROWS, CHUNK_BYTES // (8 * math.prod(data.shape[1:])))
+    chunk = (getattr(sums, "chunk_rows", None)
+             or max(MIN_CHUNK_ROWS, CHUNK_BYTES // (8 * math.prod(data.shape[1:]))))
     rows = getattr(sums, "rows", None) or (lambda start, part: sums(part))
     for start in range(0, int(data.shape[0]), chunk):
         yield (start, *rows(start, data[start : start + chunk]))

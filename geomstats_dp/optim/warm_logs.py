@@ -20,7 +20,10 @@ whose error is second order in E: about ``TOLERANCE``^2 = 1e-14 on logarithms of
 one, as close to LAPACK's as LAPACK's own rounding (the tests compare the two). Then
 Log_P'(X_i) = F' V_i L_i V_i^T F'^T with V_i the rotated basis and L_i = log A_i, and
 ||Log_P'(X_i)|| = ||L_i||_F. A chunk goes back to LAPACK (and keeps its bases) when it
-has none yet (a run's first pass) or when it needs more than ``MAX_SWEEPS`` sweeps. A warm
+has none yet (a run's first pass) or when it needs more than ``MAX_SWEEPS`` sweeps; a
+record whose basis came out not finite (sweeps of a whitened matrix that overflows)
+restarts from the identity at the next pass, so that it gets LAPACK's logarithm again
+once its whitened matrix is finite. A warm
 chunk takes a few sweeps where a cold Jacobi needs many, which makes a pass cheaper than
 LAPACK's (sweeps and timings: docs/benchmarks/optimizers.md, "Timing: private DP-RGD fit
 against geomstats' FrechetMean").
@@ -36,11 +39,15 @@ on public conditions only (``record_bases_for``): the affine-invariant logarithm
 ``SquaredDistanceLoss`` on SPD(n), n >= 3 (``SquaredDistanceLoss.affine_logs``), numpy
 data in memory on the numpy or autograd backend (whose arrays are numpy's), numba
 importable and ``compiled_blocks.ENABLED``, at least ``MIN_ROWS_TO_LOAD`` records unless
-the kernels are already loaded. The bases take as much memory as the data.
+the kernels are already loaded. The bases take as much memory as the data. On the
+pytorch backend ``torch_warm_logs`` runs the same method on tensors (kernels compiled by
+``torch.compile``), with the same frames, cap and fallback.
 """
 
+import importlib
 import math
 
+import geomstats.backend as gs
 import numpy as np
 
 from geomstats_dp.optim import compiled_blocks
@@ -72,9 +79,10 @@ def record_bases_for(loss, data):
     """A ``RecordBases`` for a run's full-batch passes over ``data``, or None.
 
     Public quantities only: a loss whose gradient sums are ``AffineLogSums`` on SPD(n),
-    n >= 3 (``SquaredDistanceLoss.affine_logs``), numpy data in memory on a backend of
-    ``NUMPY_BACKENDS``, ``compiled_blocks.ENABLED``, and the kernels loaded or
-    ``MIN_ROWS_TO_LOAD`` records with numba importable.
+    n >= 3 (``SquaredDistanceLoss.affine_logs``), ``compiled_blocks.ENABLED``, and either
+    numpy data in memory on a backend of ``NUMPY_BACKENDS`` with the kernels loaded or
+    ``MIN_ROWS_TO_LOAD`` records and numba importable, or tensor data on the pytorch
+    backend (``torch_warm_logs.record_bases_for``).
 
     Parameters
     ----------
@@ -85,11 +93,16 @@ def record_bases_for(loss, data):
     -------
     bases : RecordBases or None
     """
-    if not compiled_blocks.ENABLED or backend_name() not in NUMPY_BACKENDS:
+    if not compiled_blocks.ENABLED:
         return None
     if not isinstance(loss, SquaredDistanceLoss) or not loss.affine_logs():
         return None
-    if not isinstance(data, np.ndarray) or tuple(loss.space.shape)[-1] < 3:
+    if tuple(loss.space.shape)[-1] < 3:
+        return None
+    if backend_name() == "pytorch":  # torch imported only there
+        return importlib.import_module("geomstats_dp.optim.torch_warm_logs").record_bases_for(
+            data)
+    if backend_name() not in NUMPY_BACKENDS or not isinstance(data, np.ndarray):
         return None
     if not _KERNELS and (data.shape[0] < MIN_ROWS_TO_LOAD
                          or not compiled_blocks.numba_importable()):
@@ -100,31 +113,45 @@ def record_bases_for(loss, data):
 class RecordBases:
     """The eigenbases of a run's whitened records, kept from one point to the next.
 
+    The numba kernels on numpy arrays; ``torch_warm_logs.TorchRecordBases`` keeps the
+    same frames and fallback with its own storage and kernels.
+
     Parameters
     ----------
     n_rows : int
         Records of the run's data; chunks are identified by their first row.
     """
 
+    chunk_rows = None
+    """Rows of a chunk (``oracle.chunk_parts``); None: ``oracle.CHUNK_BYTES`` of rows."""
+
     def __init__(self, n_rows):
         self.n_rows = n_rows
-        self.bases = None  # [n_rows, n, n], allocated at the first chunk
+        self.bases = None  # allocated at the first chunk
         self.frames = {}  # first row of a chunk -> the factor F its bases belong to
         self._rotation = (None, None, None)  # (old factor, new factor, R) of the last chunk
 
     def bind(self, sums):
         """``sums`` with this run's bases (``WarmLogSums``) if it is an ``AffineLogSums``
-        at a numpy point, else unchanged (a subclass of the loss that overrides
-        ``gradient_sums``; a point autograd traces).
+        at a point of the bases' array type, else unchanged (a subclass of the loss that
+        overrides ``gradient_sums``; a point autograd traces).
 
         Parameters
         ----------
         sums : callable
             ``loss.gradient_sums(point)``.
         """
-        if type(sums) is AffineLogSums and isinstance(sums.factor, np.ndarray):
+        if type(sums) is AffineLogSums and self.binds(sums.factor):
             return WarmLogSums(sums, self)
         return sums
+
+    def binds(self, factor):
+        """Whether the kernels read a point's ``factor`` as it is (a numpy array)."""
+        return isinstance(factor, np.ndarray)
+
+    def load(self):
+        """Load the kernels (``_load_kernels``)."""
+        _load_kernels()
 
     def logs(self, sums, start, data):
         """Norms of -Log_P(X_i) and their weighted sum for rows ``start`` on, warm or cold.
@@ -135,44 +162,58 @@ class RecordBases:
             At the point P.
         start : int
             The chunk's first row in the run's data.
-        data : numpy.ndarray, shape=[k, n, n]
+        data : array-like, shape=[k, n, n]
 
         Returns
         -------
         norms, weighted_sum
             As ``AffineLogSums.__call__``.
         """
-        k, n = data.shape[0], data.shape[-1]
-        if self.bases is None:
-            self.bases = np.empty((self.n_rows, n, n))
-        bases = self.bases[start : start + k]
         frame = self.frames.get(start)
         if frame is not None:
-            logs, norms = np.empty((k, n, n)), np.empty(k)
-            sweeps = _KERNELS[0](data, bases, self._frame_rotation(frame, sums),
-                                 sums.whitening, TOLERANCE, MAX_SWEEPS, logs, norms)
-            if sweeps >= 0:
+            warm = self.warm(sums, start, data, self._frame_rotation(frame, sums))
+            if warm is not None:
                 self.frames[start] = sums.factor
-                return norms * sums.norm_factor, _warm_sum(sums.factor, bases, logs, norms)
+                return warm
         eigvals, eigvecs = sums.eigen(sums.whiten(data))
-        bases[...] = eigvecs
+        self.keep(start, eigvecs)
         self.frames[start] = sums.factor
         return sums.from_eigen(eigvals, eigvecs)
+
+    def keep(self, start, eigvecs):
+        """Store LAPACK's bases [k, n, n] of the chunk of rows ``start`` on."""
+        if self.bases is None:
+            self.bases = np.empty((self.n_rows, *eigvecs.shape[1:]))
+        self.bases[start : start + eigvecs.shape[0]] = eigvecs
+
+    def warm(self, sums, start, data, rotation):
+        """The chunk's norms and weighted sum from its bases rotated by ``rotation`` (R),
+        the bases updated; None (bases untouched) where it needs more than
+        ``MAX_SWEEPS`` sweeps."""
+        k, n = data.shape[0], data.shape[-1]
+        bases = self.bases[start : start + k]
+        logs, norms = np.empty((k, n, n)), np.empty(k)
+        sweeps = _KERNELS[0](data, bases, rotation, sums.whitening, TOLERANCE, MAX_SWEEPS,
+                             logs, norms)
+        if sweeps < 0:
+            return None
+        return norms * sums.norm_factor, _warm_sum(sums.factor, bases, logs, norms)
 
     def _frame_rotation(self, frame, sums):
         """R of the polar decomposition F'^-1 F = R S, F the bases' factor, F' the point's."""
         old, new, rotation = self._rotation
         if old is not frame or new is not sums.factor:
             change = sums.whitening.T @ frame
-            eigvals, eigvecs = np.linalg.eigh(change.T @ change)
-            rotation = change @ ((eigvecs / np.sqrt(eigvals)) @ eigvecs.T)
+            eigvals, eigvecs = gs.linalg.eigh(change.T @ change)
+            rotation = change @ ((eigvecs / gs.sqrt(eigvals)) @ eigvecs.T)
             self._rotation = (frame, sums.factor, rotation)
         return rotation
 
 
 class WarmLogSums:
     """An ``AffineLogSums`` whose chunks of the run's data use the run's bases:
-    ``oracle.chunk_parts`` calls ``rows(start, chunk)`` for the chunk of rows ``start`` on.
+    ``oracle.chunk_parts`` calls ``rows(start, chunk)`` for the chunk of rows ``start`` on
+    (of ``chunk_rows`` rows, where the bases set it).
 
     Parameters
     ----------
@@ -183,7 +224,8 @@ class WarmLogSums:
     def __init__(self, sums, bases):
         self.sums = sums
         self.record_bases = bases
-        _load_kernels()
+        self.chunk_rows = bases.chunk_rows
+        bases.load()
 
     def rows(self, start, data):
         """As ``AffineLogSums.__call__`` for the run's rows ``start`` to ``start + k``."""
@@ -314,9 +356,13 @@ def _warm_chunk(data, bases, rotation, whitening, tolerance, max_sweeps, logs, n
                 logs[m, p, q] = logs[m, q, p] = divided * matrices[p, q, m]
                 total += 2.0 * logs[m, p, q] * logs[m, p, q]
         norms[m] = math.sqrt(total)
+        finite = True  # else (a whitened matrix that was not) restart from the identity
         for i in range(n):
             for j in range(n):
-                bases[m, i, j] = vectors[i, j, m]
+                finite = finite and math.isfinite(vectors[i, j, m])
+        for i in range(n):
+            for j in range(n):
+                bases[m, i, j] = vectors[i, j, m] if finite else (1.0 if i == j else 0.0)
     return sweeps
 
 

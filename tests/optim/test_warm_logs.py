@@ -167,6 +167,29 @@ def test_a_record_whose_whitening_overflows_adds_nothing(monkeypatch):
     assert len(spy.sweeps) == 2 and min(spy.sweeps) >= 0
 
 
+@independent
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the overflow of the whitening
+def test_a_record_whose_whitening_no_longer_overflows_gets_lapacks_norm(monkeypatch):
+    """At 0.1 I the record's whitened matrix holds inf (LAPACK's pass gives it the
+    identity basis); at I it is finite but its sweeps overflow (a basis that is not
+    finite); at 4 I it is finite: the warm pass restarts it from the identity and finds
+    LAPACK's finite norm (a basis kept not finite would leave it out)."""
+    space = spd(3)
+    data = np.asarray(cloud(space, 40, radius=1.0, seed=shifted(5)))
+    data[7] = 1e308 * (0.9 * np.ones((3, 3)) + 0.1 * np.eye(3))
+    spy = KernelSpy(monkeypatch)
+    bases = warm_logs.RecordBases(len(data))
+    for scale in (0.1, 1.0, 4.0):  # LAPACK, then two warm passes
+        sums = AffineLogSums(scale * np.eye(3))
+        norms, weighted_sum = bases.bind(sums).rows(0, data)
+    expected_norms, expected_sum = sums(data)
+    assert np.isfinite(expected_norms[7])
+    np.testing.assert_allclose(norms, expected_norms, rtol=RTOL)
+    np.testing.assert_allclose(weighted_sum(np.ones(40)), expected_sum(np.ones(40)),
+                               rtol=RTOL)
+    assert len(spy.sweeps) == 2
+
+
 def fits(monkeypatch, data, enabled, **options):
     monkeypatch.setattr(compiled_blocks, "ENABLED", enabled)
     with warnings.catch_warnings(record=True) as caught:
