@@ -111,6 +111,28 @@ def check_pass(bases, sums, data, coefficients):
                                    rtol=RTOL, atol=RTOL * np.abs(expected).max())
 
 
+
+def test_warm_passes_keep_every_tensor_in_torch(compiled, monkeypatch):
+    """No tensor crosses to numpy or back in a pass, LAPACK's or a warm one (the route a
+    CUDA run takes unchanged)."""
+    space = spd()
+    data = cloud(space, ROWS, radius=2.0, seed=shifted(13), offset=1.0)
+    coefficients = torch.ones(ROWS, dtype=torch.float64)
+    spy = Spy(compiled, ROWS)
+    crossings = []
+    to_array, from_array = torch.Tensor.numpy, torch.from_numpy
+    monkeypatch.setattr(torch.Tensor, "numpy",
+                        lambda self, *a, **k: crossings.append("numpy") or to_array(self, *a, **k))
+    monkeypatch.setattr(torch, "from_numpy",
+                        lambda array: crossings.append("from_numpy") or from_array(array))
+    for point in path(space, shifted(14), [0.05, 0.3]):
+        bound = spy.bases.bind(AffineLogSums(point))
+        for start in range(0, ROWS, bound.chunk_rows):
+            _, weighted_sum = bound.rows(start, data[start:start + bound.chunk_rows])
+            weighted_sum(coefficients[start:start + bound.chunk_rows])
+    assert len(spy.sweeps) == 4 and min(spy.sweeps) >= 0  # two warm passes of two chunks
+    assert crossings == []
+
 @pytest.mark.parametrize("scale", [1.0, 2.5])
 def test_warm_chunks_equal_lapack_along_a_run(compiled, scale):
     space = spd(scale)
