@@ -59,6 +59,12 @@ def write_csv(path, rows):
         writer.writerows(rows)
 
 
+def read_csv(path):
+    """The dict rows of a CSV written by ``write_csv`` (values as strings)."""
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
 def autodp_mechanism(noise_multiplier, n_steps, sampling_rate, sampling):
     """The same run built with autodp's own Mechanism API (RDP composition)."""
     from autodp import mechanism_zoo, transformer_zoo

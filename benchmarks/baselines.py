@@ -19,6 +19,7 @@ import pkgutil
 import numpy as np
 
 from benchmarks import baseline_suites
+from benchmarks.accounting import read_csv
 
 COLUMNS = ("estimator", "dataset", "method", "epsilon", "seed", "error", "seconds", "n",
            "dim")
@@ -45,8 +46,7 @@ def write_rows(path, rows):
 
 def read_rows(path):
     """Release rows of one suite's CSV (numbers parsed)."""
-    with open(path, newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = read_csv(path)
     for row in rows:
         for key in ("epsilon", "error", "seconds"):
             row[key] = float(row[key])

@@ -151,13 +151,10 @@ def measured(backend, n_samples, repeats):
 def rerun(output_dir, backend):
     """Measure ``backend``'s runs again in ``frechet_mean_steps.csv``, the other
     backends' rows kept as they are."""
-    import csv
-
-    from benchmarks.accounting import write_csv
+    from benchmarks.accounting import read_csv, write_csv
 
     path = output_dir / "frechet_mean_steps.csv"
-    with open(path) as handle:
-        kept = [row for row in csv.DictReader(handle) if row["backend"] != backend]
+    kept = [row for row in read_csv(path) if row["backend"] != backend]
     new = [row for name, n_samples, repeats in RUNS if name == backend
            for row in measured(name, n_samples, repeats)]
     keys = list(dict.fromkeys([*kept[0], *new[0]]))

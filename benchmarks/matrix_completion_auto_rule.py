@@ -26,7 +26,6 @@ Results: ``results/matrix_completion_auto_rule.csv``; the summary is quoted on
 ``docs/benchmarks/matrix_completion.md``.
 """
 
-import csv
 import itertools
 
 import numpy as np
@@ -64,9 +63,3 @@ def summarize(rows):
     adopted = judge(keys, ratios, itertools.product(THRESHOLDS, SIGNALS), _released,
                     IN_FORCE)
     print(f"adopted: R(K = {adopted[0]:g}, S = {adopted[1]:g})")
-
-
-def summarize_csv(path):
-    """``summarize`` of a written CSV."""
-    with open(path, newline="") as handle:
-        summarize(list(csv.DictReader(handle)))

@@ -39,7 +39,6 @@ setting); the summary printed at the end is quoted on
 ``docs/benchmarks/matrix_completion.md`` ("Measurements behind the defaults").
 """
 
-import csv
 import dataclasses
 import itertools
 import warnings
@@ -231,9 +230,3 @@ def summarize(rows):
         print(f"epsilon {epsilon:g}: auto loses to item_means in {np.sum(auto > means)} "
               f"of {len(auto)} cells, to item_means+offsets in {np.sum(auto > offsets)}; "
               f"mean ratios {np.mean(auto / means):.3f}, {np.mean(auto / offsets):.3f}")
-
-
-def summarize_csv(path):
-    """``summarize`` of a written CSV."""
-    with open(path, newline="") as handle:
-        summarize(list(csv.DictReader(handle)))

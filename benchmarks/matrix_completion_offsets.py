@@ -28,7 +28,6 @@ Results: ``results/matrix_completion_offsets.csv``; the summary is quoted on
 ``docs/benchmarks/matrix_completion.md``.
 """
 
-import csv
 import dataclasses
 
 import numpy as np
@@ -87,9 +86,3 @@ def summarize(rows):
     adopted = judge(keys, ratios, STRICTNESS, _released, IN_FORCE)
     print_kinds(keys, ratios)
     print(f"adopted: tau = {adopted:g}")
-
-
-def summarize_csv(path):
-    """``summarize`` of a written CSV."""
-    with open(path, newline="") as handle:
-        summarize(list(csv.DictReader(handle)))

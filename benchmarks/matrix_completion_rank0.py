@@ -35,7 +35,6 @@ Results: ``results/matrix_completion_rank0.csv``; the summary printed at the end
 on ``docs/benchmarks/matrix_completion.md``.
 """
 
-import csv
 import dataclasses
 import itertools
 
@@ -195,9 +194,3 @@ def summarize(rows):
     adopted = judge(keys, ratios, rules, _released, EARLIER)
     print_kinds(keys, ratios)
     print(f"adopted: {adopted[0]} where 0.1 epsilon n >= {adopted[2]:g}, else {adopted[1]}")
-
-
-def summarize_csv(path):
-    """``summarize`` of a written CSV."""
-    with open(path, newline="") as handle:
-        summarize(list(csv.DictReader(handle)))

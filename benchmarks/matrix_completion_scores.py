@@ -24,7 +24,6 @@ Results: ``results/matrix_completion_scores.csv``; the summary printed at the en
 quoted on ``docs/benchmarks/matrix_completion.md``.
 """
 
-import csv
 import dataclasses
 import itertools
 
@@ -96,9 +95,3 @@ def summarize(rows):
               f"{values[informed].mean():.4f}; {by_kind}), worst {values.max():.3f}; "
               f"gain over {EARLIER} {gains[name][0]:+.4f} (se {gains[name][1]:.4f}); "
               f"worse than item_means in {losses} of {len(values)}")
-
-
-def summarize_csv(path):
-    """``summarize`` of a written CSV."""
-    with open(path, newline="") as handle:
-        summarize(list(csv.DictReader(handle)))

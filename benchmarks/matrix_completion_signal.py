@@ -18,7 +18,6 @@ Results: ``results/matrix_completion_signal.csv``; the summary is quoted on
 ``docs/benchmarks/matrix_completion.md``.
 """
 
-import csv
 import itertools
 
 from benchmarks.matrix_completion_auto_rule import _released
@@ -46,9 +45,3 @@ def summarize(rows):
     adopted = judge(keys, ratios, rules, _released, IN_FORCE)
     print_kinds(keys, ratios)
     print(f"adopted: R(K = {adopted[0]:g}, S = {adopted[1]:g})")
-
-
-def summarize_csv(path):
-    """``summarize`` of a written CSV."""
-    with open(path, newline="") as handle:
-        summarize(list(csv.DictReader(handle)))

@@ -154,4 +154,4 @@ def weighted_total(vectors, logarithms, norms, coefficients):
         for b in range(a, n):
             term = sum(products[a][q] * columns[b][q] for q in range(n))
             total[a][b] = total[b][a] = torch.where(kept, coefficients * term, 0.0).sum()
-    return torch.stack([torch.stack(row) for row in total])
+    return _stacked(total)
