@@ -235,13 +235,6 @@ def _match_stages(stages, events, where, exhaustive=True):
                              f"stage made, first {units[0]}")
 
 
-def _made(events, stages, skippable):
-    """The events but those declared skippable that no stage made (skipped queries: the
-    ledger charges them all the same, and the composition bound below allows it)."""
-    labels = {stage.label for stage in stages}
-    return [event for event in events if event.label not in skippable or event.label in labels]
-
-
 def default_rtol(stages, events):
     """How far above the independent composition a sound ledger lies: 1e-3 for
     full-batch Gaussian stages only (exact Gaussian DP on both sides), 2.0 with a
@@ -324,7 +317,7 @@ def check_ledger_composition(estimator, X, y=None, *, delta=None, random_state=0
             _assert_not_below(events[0].epsilon, independent, name)
             return
     else:
-        _match_stages(stages, _made(events, stages, recorded.skippable), name)
+        _match_stages(stages, recorded.made_events, name)
         independent = independent_epsilon(stages, delta)
     claimed, delta = _claimed(events, delta, kind)
     _assert_not_below(claimed, independent, name)

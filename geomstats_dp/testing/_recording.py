@@ -60,6 +60,14 @@ class RecordedFit:
         (``Mechanism.skippable_events``; none for a fit through no such mechanism)."""
         return getattr(self.estimator, "__dict__", {}).get("_skippable_events", frozenset())
 
+    @property
+    def made_events(self):
+        """The events but those declared skippable that no stage made (skipped queries:
+        the ledger charges them all the same, which the checks allow)."""
+        labels = {stage.label for stage in self.stages}
+        return [event for event in self.events
+                if event.label not in self.skippable or event.label in labels]
+
 
 class _ListHandler(logging.Handler):
     """Keeps (logger name, level, message) of every record it handles."""
