@@ -43,6 +43,7 @@ from benchmarks.baseline_suites.means import (
 from benchmarks.baselines import EPSILONS, N_SEEDS
 from benchmarks.federated import write_csv
 from benchmarks.huber_rules import DERIVATION, _distance, _fit, _setting
+from benchmarks.skip_accuracy import manifold_cloud
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning.mechanisms.tangent import LOCALISE_EPSILON_FRACTION
 from geomstats_dp.privacy import (
@@ -77,17 +78,10 @@ def split_epsilons(epsilon, delta, share, second):
 
 def synthetic_cloud(dim, n, offset, spread, seed=7):
     """n points of S^dim: a tangent Gaussian (norm about ``spread``) around the point at
-    ``offset`` from x0 = (1, ..., 1) / sqrt(dim + 1)."""
-    space, p = Hypersphere(dim), dim + 1
-    x0 = np.ones(p) / math.sqrt(p)
-    rng = np.random.default_rng(seed)
-    direction = rng.standard_normal(p)
-    direction -= direction @ x0 * x0
-    center = to_numpy(space.metric.exp(
-        to_backend(offset * direction / np.linalg.norm(direction)), to_backend(x0)))
-    vectors = rng.standard_normal((n, p)) * spread / math.sqrt(dim)
-    vectors -= (vectors @ center)[:, None] * center
-    return to_numpy(space.metric.exp(to_backend(vectors), to_backend(center)))
+    ``offset`` from x0 = (1, ..., 1) / sqrt(dim + 1) (``skip_accuracy.manifold_cloud``)."""
+    x0 = np.ones(dim + 1) / math.sqrt(dim + 1)
+    return to_numpy(manifold_cloud(Hypersphere(dim), x0, n, spread / math.sqrt(dim), offset,
+                                   np.random.default_rng(seed)))
 
 
 def _releases(space, loss, points, x0, epsilon, seed):
