@@ -42,7 +42,7 @@ from benchmarks.baseline_suites.means import (
 )
 from benchmarks.baselines import EPSILONS, N_SEEDS
 from benchmarks.federated import write_csv
-from benchmarks.huber_rules import DERIVATION, _distance, _fit, _setting
+from benchmarks.huber_rules import DERIVATION, _distance, _fit, _setting, print_cells
 from benchmarks.skip_accuracy import manifold_cloud
 from geomstats_dp._backend import to_backend, to_numpy
 from geomstats_dp.learning.mechanisms.tangent import LOCALISE_EPSILON_FRACTION
@@ -147,10 +147,4 @@ def run(output_dir, quick=False):
     with Pool(1 if quick else 2, initializer=set_default_budget) as pool:
         rows = [row for cell in pool.imap(cell_rows, tasks(quick)) for row in cell]
     write_csv(output_dir / "huber_private_start.csv", rows)
-    cells = {}
-    for row in rows:
-        key = (row["dataset"], row["epsilon"], row["method"])
-        cells.setdefault(key, []).append(row["error"])
-    for key, errors in cells.items():
-        se = np.std(errors, ddof=1) / math.sqrt(len(errors)) if len(errors) > 1 else 0.0
-        print(*key, f"{np.mean(errors):.4g} +- {se:.2g}", flush=True)
+    print_cells(rows, ("dataset", "epsilon", "method"), ".4g", ".2g")

@@ -120,10 +120,15 @@ def run(output_dir, quick=False):
         for name, epsilon in SPLIT_CELLS[:1] if quick else SPLIT_CELLS:
             rows += split_rows(name, epsilon, quick)
     write_csv(output_dir / "huber_rules.csv", rows)
+    print_cells(rows, ("experiment", "dataset", "epsilon", "ratio", "method"))
+
+
+def print_cells(rows, fields, digits=".4f", se_digits=".4f"):
+    """Print the mean error and its standard error over the seeds of each cell, a cell
+    being the rows that agree on ``fields``."""
     cells = {}
     for row in rows:
-        key = (row["experiment"], row["dataset"], row["epsilon"], row["ratio"], row["method"])
-        cells.setdefault(key, []).append(row["error"])
+        cells.setdefault(tuple(row[field] for field in fields), []).append(row["error"])
     for key, errors in cells.items():
         se = np.std(errors, ddof=1) / math.sqrt(len(errors)) if len(errors) > 1 else 0.0
-        print(*key, f"{np.mean(errors):.4f} +- {se:.4f}", flush=True)
+        print(*key, f"{np.mean(errors):{digits}} +- {se:{se_digits}}", flush=True)

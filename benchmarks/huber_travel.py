@@ -19,7 +19,6 @@ import contextlib
 import math
 import warnings
 
-import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks.baseline_suites.means import (
@@ -29,7 +28,7 @@ from benchmarks.baseline_suites.means import (
     sphere_public_setting,
 )
 from benchmarks.federated import write_csv
-from benchmarks.huber_rules import _distance, _fit, _setting
+from benchmarks.huber_rules import _distance, _fit, _setting, print_cells
 from geomstats_dp._backend import to_backend
 from geomstats_dp.learning import _defaults
 from geomstats_dp.optim import ConstantStep
@@ -86,10 +85,4 @@ def run(output_dir, quick=False):
         for name in list(SPHERE_DATASETS)[:1] if quick else SPHERE_DATASETS:
             rows += dataset_rows(name, quick)
     write_csv(output_dir / "huber_travel.csv", rows)
-    cells = {}
-    for row in rows:
-        cells.setdefault((row["dataset"], row["epsilon"], row["travel"]),
-                         []).append(row["error"])
-    for key, errors in cells.items():
-        se = np.std(errors, ddof=1) / math.sqrt(len(errors)) if len(errors) > 1 else 0.0
-        print(*key, f"{np.mean(errors):.4f} +- {se:.4f}", flush=True)
+    print_cells(rows, ("dataset", "epsilon", "travel"))
